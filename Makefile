@@ -1,0 +1,33 @@
+# Two commands matter (see README): `make book` builds the book, `make test` runs every test.
+# Both create .venv and install everything they need from requirements.txt / package.json.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: book test venv vendor clean pdf
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip
+	$(BIN)/pip install -q -r requirements.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# MathJax (and other browser assets) come from the npm registry, never from a CDN at read time.
+vendor: package.json package-lock.json
+	npm ci --silent --no-audit --no-fund
+	$(BIN)/python tools/vendor_assets.py
+
+# Strict build: warnings are errors, every notebook executed, a cell error fails the build.
+book: venv vendor
+	rm -rf _build/html _build/jupyter_execute _build/.doctrees
+	$(BIN)/jupyter-book build . -W -n --keep-going
+
+test: book
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf _build

@@ -1,0 +1,9 @@
+"""hwlib: the calculators, spec sheet and GPU experiments of the *Hardware for AI* book.
+
+Quantities are plain floats or NumPy arrays in SI base units (bytes, FLOP, seconds, FLOP/s, bytes/s);
+`hwlib.units` turns them into human units for printing.
+"""
+from . import flops, formats, memory, parallel, roofline, specs, units  # noqa: F401
+
+__version__ = "0.1.0"
+__all__ = ["specs", "roofline", "memory", "flops", "formats", "parallel", "units"]

@@ -1,0 +1,5 @@
+import sys
+
+from hwlib.cli import main
+
+sys.exit(main())

@@ -1,0 +1,160 @@
+"""How many bytes a model needs: weights, training state, KV cache, activations, ZeRO shards.
+
+Every function returns bytes (a float, or a NumPy array when given arrays). GB = 1e9 B and
+GiB = 2**30 B are different; format with `hwlib.units` only when printing.
+
+Sources: chapter 12 §8.1–8.2 (16 B/param, KV cache), the lesson "Compute, hardware and scale
+basics" (memory for training and inference), Korthikanti et al. 2022 "Reducing Activation
+Recomputation in Large Transformer Models" (Table 2), Rajbhandari et al. 2020 "ZeRO" (§5, Fig. 1).
+"""
+from __future__ import annotations
+
+from . import _check
+
+# Storage bytes per value. "fp8" means e4m3 where only the size matters; tf32 is stored in 4 bytes
+# (its 19 bits only exist inside the tensor core). Lesson, "Number formats" table.
+BYTES_PER_VALUE = {
+    "fp64": 8.0, "fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0,
+    "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0, "int8": 1.0,
+    "int4": 0.5, "fp4": 0.5, "fp4_e2m1": 0.5,
+}
+_DTYPE_ALIASES = {
+    "float64": "fp64", "float32": "fp32", "float": "fp32", "float16": "fp16", "half": "fp16",
+    "bfloat16": "bf16", "float8_e4m3fn": "fp8_e4m3", "e4m3": "fp8_e4m3", "float8_e5m2": "fp8_e5m2",
+    "e5m2": "fp8_e5m2", "float4_e2m1fn": "fp4_e2m1", "e2m1": "fp4_e2m1",
+}
+RECOMPUTE = ("none", "selective", "full")
+
+
+def dtype_name(dtype) -> str:
+    """Canonical dtype name ("BF16", "bfloat16" -> "bf16"); unknown -> ValueError listing the accepted."""
+    return _check.choice("dtype", dtype, BYTES_PER_VALUE, _DTYPE_ALIASES)
+
+
+def bytes_per_value(dtype) -> float:
+    """Bytes one value occupies in memory: fp32 4, bf16/fp16 2, fp8/int8 1, int4/fp4 0.5.
+
+    Source: the lesson's number-format table; chapter 12 §5.2.
+    """
+    return BYTES_PER_VALUE[dtype_name(dtype)]
+
+
+def element_bytes(name: str, value):
+    """Bytes per element given either a dtype name ("bf16") or a positive number of bytes."""
+    if isinstance(value, str):
+        return bytes_per_value(value)
+    return _check.positive(name, value)
+
+
+def weights_bytes(n_params, dtype="bf16"):
+    """Weights alone: W = N × b  [bytes], b = bytes_per_value(dtype).
+
+    7B in bf16: 7e9 × 2 = 14 GB; int4 quarters that. Source: lesson, "Memory for inference".
+    """
+    n = _check.positive("n_params", n_params)
+    return n * bytes_per_value(dtype)
+
+
+def training_state_breakdown(n_params) -> dict:
+    """Mixed-precision AdamW state per parameter, in bytes: bf16 weights 2, bf16 gradients 2,
+    fp32 master weights 4, Adam's two fp32 moments 8 (16 in total).
+
+    Source: chapter 12 §8.1; lesson, "Memory for training"; Micikevicius et al. 2018.
+    Activations, buffers and fragmentation come on top.
+    """
+    n = _check.positive("n_params", n_params)
+    return {"weights": 2.0 * n, "gradients": 2.0 * n, "master": 4.0 * n, "adam": 8.0 * n}
+
+
+def training_state_bytes(n_params):
+    """Model + gradient + optimizer state for mixed-precision AdamW: S = 16 N  [bytes].
+
+    7B -> 112 GB (does not fit one 80 GB GPU). Source: chapter 12 §8.1; the lesson.
+    """
+    return sum(training_state_breakdown(n_params).values())
+
+
+def kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, batch=1, dtype="bf16"):
+    """Key-value cache: KV = 2 × L × h_kv × d_head × s × B × b  [bytes] (2 = one K and one V).
+
+    Uses the number of KV heads, so grouped-query attention (h_kv < h) shrinks it by h / h_kv.
+    32 layers × 32 heads × 64 dims at 4,096 tokens in bf16: 1.07e9 B (= 1 GiB) per sequence.
+    Source: chapter 12 §8.2; lesson, "Memory for inference" and exercise 1; Ainslie et al. 2023.
+    """
+    layers = _check.integer("n_layers", n_layers)
+    heads = _check.integer("n_kv_heads", n_kv_heads)
+    dim = _check.integer("head_dim", head_dim)
+    s = _check.positive("seq_len", seq_len)
+    b = _check.positive("batch", batch)
+    return 2.0 * layers * heads * dim * s * b * bytes_per_value(dtype)
+
+
+def kv_cache_bytes_for(model, seq_len, batch=1, dtype="bf16"):
+    """kv_cache_bytes for a named shape: a `hwlib.models` shape (or its name, e.g. "llama-3-8b").
+
+    The shape must provide n_layers, n_kv_heads and head_dim.
+    """
+    if isinstance(model, str):
+        from . import models
+        model = models.get(model)
+    missing = [a for a in ("n_layers", "n_kv_heads", "head_dim") if not hasattr(model, a)]
+    if missing:
+        raise ValueError(f"model must have n_layers, n_kv_heads and head_dim; {model!r} lacks {missing}")
+    return kv_cache_bytes(model.n_layers, model.n_kv_heads, model.head_dim, seq_len, batch, dtype)
+
+
+def inference_bytes(n_params, dtype="bf16", kv_bytes=0.0):
+    """Serving memory: weights + KV cache, M = N × b + KV  [bytes]; no gradients, no optimizer.
+
+    Budget 10–20 % on top for buffers and fragmentation (the lesson); Transformer Math 101
+    suggests ≈ 1.2 × the weights. Source: lesson, "Memory for inference".
+    """
+    kv = _check.nonnegative("kv_bytes", kv_bytes)
+    return weights_bytes(n_params, dtype) + kv
+
+
+def activation_bytes(seq_len, batch, hidden, n_layers, n_heads, tensor_parallel=1,
+                     recompute="none", sequence_parallel=True):
+    """Activations kept for the backward pass of L transformer layers, 16-bit activations  [bytes].
+
+    Korthikanti et al. 2022, Table 2 (s = seq_len, b = batch, h = hidden, a = heads, t = tensor_parallel):
+      recompute="none":       s·b·h·L·(34/t + 5·a·s/(h·t))          with sequence parallelism
+                              s·b·h·L·(10 + 24/t + 5·a·s/(h·t))     without (sequence_parallel=False)
+      recompute="selective":  s·b·h·L·34/t   (resp. s·b·h·L·(10 + 24/t)): attention scores recomputed
+      recompute="full":       2·s·b·h·L      (only each layer's input is stored)
+    With t = 1 both forms are s·b·h·(34 + 5·a·s/h) per layer. Embedding and output layers are not
+    counted. Source also cited by Transformer Math 101 (EleutherAI 2023) and the lesson.
+    """
+    s = _check.positive("seq_len", seq_len)
+    b = _check.positive("batch", batch)
+    h = _check.integer("hidden", hidden)
+    layers = _check.integer("n_layers", n_layers)
+    a = _check.integer("n_heads", n_heads)
+    t = _check.integer("tensor_parallel", tensor_parallel)
+    mode = _check.choice("recompute", recompute, RECOMPUTE)
+    linear = 34.0 / t if sequence_parallel else 10.0 + 24.0 / t
+    attention = 5.0 * a * s / (h * t)
+    per_token_hidden = {"none": linear + attention, "selective": linear, "full": 2.0}[mode]
+    return s * b * h * layers * per_token_hidden
+
+
+def zero_bytes_per_device(n_params, n_devices, stage, optimizer_bytes_per_param=12):
+    """Model-state bytes per data-parallel device under ZeRO (Rajbhandari et al. 2020, Fig. 1):
+
+      stage 0 (plain DP):        (2 + 2 + K)·Ψ
+      stage 1 (P_os):            2Ψ + 2Ψ + K·Ψ/N
+      stage 2 (P_os+g):          2Ψ + (2 + K)·Ψ/N
+      stage 3 (P_os+g+p):        (2 + 2 + K)·Ψ/N
+    Ψ = n_params, N = n_devices, K = optimizer_bytes_per_param (12 for mixed-precision Adam:
+    fp32 master + two moments). 7.5B on 64 GPUs: 120 / 31.4 / 16.6 / 1.9 GB. Activations excluded.
+    """
+    psi = _check.positive("n_params", n_params)
+    n = _check.integer("n_devices", n_devices)
+    k = _check.nonnegative("optimizer_bytes_per_param", optimizer_bytes_per_param)
+    st = _check.integer("stage", stage, minimum=0)
+    if st > 3:
+        raise ValueError(f"stage must be a ZeRO stage 0, 1, 2 or 3; got {stage!r}")
+    weights = 2.0 * psi / (n if st >= 3 else 1)
+    grads = 2.0 * psi / (n if st >= 2 else 1)
+    optim = k * psi / (n if st >= 1 else 1)
+    return weights + grads + optim

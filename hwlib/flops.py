@@ -1,0 +1,133 @@
+"""How much arithmetic a model costs, how long it takes, and what it costs in money.
+
+FLOP counts are plain floats (FLOP), rates FLOP/s, times seconds, money US dollars.
+N = parameters (non-embedding, dense), D = tokens, π = peak FLOP/s per device, u = MFU,
+G = devices.
+
+Sources: chapter 12 §8.1 (C ≈ 6ND, t = 6ND / (u·π·G)) and §8.2 (decode is memory-bound); the
+lesson "Compute, hardware and scale basics" (forward 2N FLOP/token, worked examples, exercises 2–4);
+Kaplan et al. 2020 (Table 1); Transformer Math 101 (EleutherAI 2023); Hoffmann et al. 2022.
+"""
+from __future__ import annotations
+
+from . import _check
+
+SECONDS_PER_HOUR = 3600.0
+PF_DAY_FLOP = 1e15 * 24 * 3600  # one petaFLOP/s sustained for a day
+
+
+def matmul_flops(m, n, k):
+    """(m×k)·(k×n): F = 2mnk  [FLOP], one multiply and one add per inner-product term. §2.2, §4.2."""
+    return 2.0 * _check.positive("m", m) * _check.positive("n", n) * _check.positive("k", k)
+
+
+def forward_flops(n_params, n_tokens):
+    """Forward pass: F = 2ND  [FLOP] (each weight is used in one multiply-add per token).
+
+    Attention's context-dependent FLOPs are a small correction unless the context is long
+    (see attention_flops). Source: the lesson, "FLOPs: the 6ND rule"; Kaplan et al. 2020.
+    """
+    return 2.0 * _check.positive("n_params", n_params) * _check.positive("n_tokens", n_tokens)
+
+
+def training_flops(n_params, n_tokens):
+    """Training: C ≈ 6ND  [FLOP] = forward 2ND + backward 4ND (gradients w.r.t. activations and weights).
+
+    GPT-3: 6 × 175e9 × 300e9 = 3.15e23 (paper: 3.14e23). Source: §8.1; Kaplan et al. 2020.
+    """
+    return 3.0 * forward_flops(n_params, n_tokens)
+
+
+def prefill_flops(n_params, prompt_tokens, batch=1):
+    """Prefill (processing the prompt in one pass): F = 2·N·s·B  [FLOP], attention excluded. §8.2."""
+    b = _check.positive("batch", batch)
+    return forward_flops(n_params, prompt_tokens) * b
+
+
+def attention_flops(n_layers, context_len, d_attn, n_tokens=1):
+    """Context-dependent forward FLOPs (QKᵀ and attention × V): F = 2·L·n_ctx·d_attn per token  [FLOP].
+
+    Kaplan et al. 2020, Table 1 (C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn); causal masking
+    halves the useful part in practice. Multiply by 3 for training.
+    """
+    layers = _check.integer("n_layers", n_layers)
+    ctx = _check.positive("context_len", context_len)
+    d = _check.integer("d_attn", d_attn)
+    return 2.0 * layers * ctx * d * _check.positive("n_tokens", n_tokens)
+
+
+def training_time_s(total_flops, peak_flops, mfu, n_devices=1, scaling_efficiency=1.0):
+    """Wall-clock time t = C / (u · π · G · η)  [s]; η = scaling efficiency across devices.
+
+    350M params on 7B tokens on one H100 (989.4 TFLOP/s bf16) at u = 0.35: 4.25e4 s ≈ 11.8 h.
+    Source: §8.1 (t ≈ 6ND / (u·π·G)); lesson exercise 2 (η = 0.9 on 8 GPUs).
+    """
+    c = _check.positive("total_flops", total_flops)
+    pi = _check.positive("peak_flops", peak_flops)
+    u = _check.fraction("mfu", mfu)
+    g = _check.integer("n_devices", n_devices)
+    eta = _check.fraction("scaling_efficiency", scaling_efficiency)
+    return c / (u * pi * g * eta)
+
+
+def cost_usd(seconds, price_per_device_hour, n_devices=1):
+    """Rental cost $ = t/3600 × price × G  [USD]; price in USD per device-hour.
+
+    11.8 h on one H100 at $3/h ≈ $35. Source: lesson, "Throughput, latency and cost".
+    """
+    t = _check.nonnegative("seconds", seconds)
+    price = _check.nonnegative("price_per_device_hour", price_per_device_hour)
+    g = _check.integer("n_devices", n_devices)
+    return t / SECONDS_PER_HOUR * price * g
+
+
+def mfu(achieved_flops_per_s, peak_flops):
+    """Model FLOPs utilisation u = achieved model FLOP/s ÷ peak FLOP/s, in (0, 1].
+
+    Count model FLOPs (e.g. 6N per trained token), not recomputation. Typical large runs: 0.3–0.5.
+    An achieved rate above peak is an error (wrong peak, wrong FLOP count or a bad timer).
+    Source: §8.1; the lesson; Chowdhery et al. 2022 (PaLM) define MFU.
+    """
+    a = _check.positive("achieved_flops_per_s", achieved_flops_per_s)
+    pi = _check.positive("peak_flops", peak_flops)
+    u = a / pi
+    return _check.fraction("mfu (achieved_flops_per_s / peak_flops)", u)
+
+
+def training_flops_per_s(n_params, tokens_per_s):
+    """Model FLOP/s achieved by a training run: 6 · N · tokens/s  [FLOP/s] (numerator of MFU).
+
+    Source: the lesson, exercise 3 ("count the FLOPs with the 6N rule").
+    """
+    return 6.0 * _check.positive("n_params", n_params) * _check.positive("tokens_per_s", tokens_per_s)
+
+
+def decode_tokens_per_s_bound(model_bytes, bandwidth, batch=1, kv_bytes=0.0):
+    """Bandwidth ceiling on decoding: tokens/s ≤ B · β / (W + B · KV)  [tokens/s, all sequences].
+
+    Each step reads every weight once (W bytes) for the whole batch B, plus each sequence's KV
+    cache (kv_bytes per sequence, default 0). 7B bf16 (14 GB) on 3.35 TB/s: ≈ 239 tokens/s at B = 1.
+    It ignores the compute roof, which takes over once B approaches the ridge point.
+    Source: §8.2; the lesson, "Arithmetic intensity and the roofline" and exercise 4.
+    """
+    w = _check.positive("model_bytes", model_bytes)
+    beta = _check.positive("bandwidth", bandwidth)
+    b = _check.positive("batch", batch)
+    kv = _check.nonnegative("kv_bytes", kv_bytes)
+    return b * beta / (w + b * kv)
+
+
+def pf_days(total_flops):
+    """Convert FLOP to petaFLOP/s-days: C / (1e15 × 86,400). GPT-3: 3.14e23 FLOP ≈ 3,640 PF-days.
+
+    Source: Brown et al. 2020, Table D.1; Transformer Math 101.
+    """
+    return _check.positive("total_flops", total_flops) / PF_DAY_FLOP
+
+
+def chinchilla_tokens(n_params, tokens_per_param=20.0):
+    """Compute-optimal data size D ≈ 20 · N  [tokens] (Hoffmann et al. 2022, Table 3: 1B -> 20.2B).
+
+    The paper prints no "20" rule; it is the usual reading of its Table 3.
+    """
+    return _check.positive("n_params", n_params) * _check.positive("tokens_per_param", tokens_per_param)

@@ -1,0 +1,109 @@
+"""Cost models for spreading work over many devices: collectives, data / tensor / pipeline parallelism.
+
+Bytes, seconds, bytes/s. Bandwidths are per device, one direction (what each device can send
+while it also receives). Ring algorithms: every device sends and receives the same amount, so
+one device's link sets the time.
+
+Sources: chapter 12 §6.2–6.3; the lesson "Compute, hardware and scale basics" (Parallelism);
+Patarasuk & Yuan 2009 (bandwidth-optimal ring all-reduce); Shoeybi et al. 2019 (Megatron-LM,
+tensor parallelism: two all-reduces per layer per pass); Narayanan et al. 2021 (pipeline bubble,
+interleaved schedule); Rajbhandari et al. 2020 (ZeRO communication volume).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _check
+from .memory import element_bytes
+
+
+def ring_allreduce_bytes_per_link(n_bytes, n_devices):
+    """Bytes each device sends (and receives) in a ring all-reduce: 2(N−1)/N × n  [bytes].
+
+    Reduce-scatter then all-gather, each (N−1) steps of n/N bytes. Tends to 2n for large N.
+    """
+    n = _check.positive("n_bytes", n_bytes)
+    g = _check.integer("n_devices", n_devices)
+    return 2.0 * (g - 1) / g * n
+
+
+def ring_allreduce_time_s(n_bytes, n_devices, link_bandwidth, latency_s=0.0):
+    """Ring all-reduce time t = 2(N−1)/N × n/B + 2(N−1) × α  [s] (α = per-step latency).
+
+    Bandwidth term almost independent of N: adding devices does not make gradients cheaper to sync.
+    Source: Patarasuk & Yuan 2009; §6.3 (data parallelism averages gradients with all-reduce).
+    """
+    bw = _check.positive("link_bandwidth", link_bandwidth)
+    alpha = _check.nonnegative("latency_s", latency_s)
+    g = _check.integer("n_devices", n_devices)
+    return ring_allreduce_bytes_per_link(n_bytes, n_devices) / bw + 2.0 * (g - 1) * alpha
+
+
+def ring_allgather_time_s(n_bytes, n_devices, link_bandwidth, latency_s=0.0):
+    """Ring all-gather (or reduce-scatter) of a tensor of n bytes in total:
+    t = (N−1)/N × n/B + (N−1) × α  [s] — half an all-reduce. ZeRO-3/FSDP gathers parameters with it.
+    """
+    n = _check.positive("n_bytes", n_bytes)
+    g = _check.integer("n_devices", n_devices)
+    bw = _check.positive("link_bandwidth", link_bandwidth)
+    alpha = _check.nonnegative("latency_s", latency_s)
+    return (g - 1) / g * n / bw + (g - 1) * alpha
+
+
+def data_parallel_comm_bytes(n_params, n_devices, dtype="bf16", zero_stage=0):
+    """Gradient traffic each device sends per optimizer step in data parallelism  [bytes]:
+    2(N−1)/N × Ψ × b for ZeRO stages 0–2 (all-reduce = reduce-scatter + all-gather),
+    1.5 × that for stage 3 (parameters gathered in forward and backward, gradients reduce-scattered).
+
+    Proportional to the parameter count, not the batch (the lesson). Source: Rajbhandari et al. 2020 §7.
+    """
+    psi = _check.positive("n_params", n_params)
+    stage = _check.integer("zero_stage", zero_stage, minimum=0)
+    if stage > 3:
+        raise ValueError(f"zero_stage must be a ZeRO stage 0, 1, 2 or 3; got {zero_stage!r}")
+    grads = psi * element_bytes("dtype", dtype)
+    return ring_allreduce_bytes_per_link(grads, n_devices) * (1.5 if stage == 3 else 1.0)
+
+
+def tensor_parallel_comm_bytes(seq_len, batch, hidden, n_layers, tensor_parallel,
+                               dtype="bf16", training=True):
+    """Bytes each device sends for Megatron tensor parallelism over one batch  [bytes]:
+    per layer, 2 all-reduces of the s·b·h activation in the forward pass (after attention and after
+    the MLP) and 2 more in the backward pass, each 2(t−1)/t × s·b·h·b_dtype bytes per device.
+
+    It scales with tokens × hidden per layer, which is why it is kept on NVLink inside a node.
+    Source: Shoeybi et al. 2019 (Megatron-LM) §3; §6.3.
+    """
+    s = _check.positive("seq_len", seq_len)
+    b = _check.positive("batch", batch)
+    h = _check.integer("hidden", hidden)
+    layers = _check.integer("n_layers", n_layers)
+    per_allreduce = ring_allreduce_bytes_per_link(s * b * h * element_bytes("dtype", dtype), tensor_parallel)
+    return layers * (4 if training else 2) * per_allreduce
+
+
+def pipeline_bubble_fraction(n_stages, n_microbatches, virtual_stages=1):
+    """Idle fraction of a pipeline schedule (GPipe / 1F1B): (p−1) / (v·m + p−1)  (v = 1 by default).
+
+    p stages, m micro-batches, v model chunks per device (interleaved schedule). In [0, 1).
+    Source: Narayanan et al. 2021 §2.2 (bubble time (p−1)/v per m micro-batches); §6.3.
+    """
+    p = _check.integer("n_stages", n_stages)
+    m = _check.integer("n_microbatches", n_microbatches)
+    v = _check.integer("virtual_stages", virtual_stages)
+    return (p - 1) / (v * m + p - 1)
+
+
+def step_time_s(compute_s, comm_s, overlap=1.0):
+    """Step time when a fraction `overlap` of the communication can hide behind compute  [s]:
+    t = max(T_comp, f·T_comm) + (1 − f)·T_comm; f = 1 gives max(T_comp, T_comm), f = 0 gives the sum.
+
+    Source: §6.3 ("overlapping this communication with computation").
+    """
+    c = _check.nonnegative("compute_s", compute_s)
+    m = _check.nonnegative("comm_s", comm_s)
+    f = _check.nonnegative("overlap", overlap)
+    if np.any(f > 1):
+        raise ValueError(f"overlap must be a fraction in [0, 1] (e.g. 0.8 for 80 %); got {overlap!r}")
+    result = np.maximum(c, f * m) + (1.0 - f) * m
+    return float(result) if np.ndim(result) == 0 else result

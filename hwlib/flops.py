@@ -40,8 +40,9 @@ def training_flops(n_params, n_tokens):
 
 def prefill_flops(n_params, prompt_tokens, batch=1):
     """Prefill (processing the prompt in one pass): F = 2·N·s·B  [FLOP], attention excluded. §8.2."""
+    s = _check.positive("prompt_tokens", prompt_tokens)
     b = _check.positive("batch", batch)
-    return forward_flops(n_params, prompt_tokens) * b
+    return forward_flops(n_params, s * b)
 
 
 def attention_flops(n_layers, context_len, d_attn, n_tokens=1):

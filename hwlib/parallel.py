@@ -78,7 +78,8 @@ def tensor_parallel_comm_bytes(seq_len, batch, hidden, n_layers, tensor_parallel
     b = _check.positive("batch", batch)
     h = _check.integer("hidden", hidden)
     layers = _check.integer("n_layers", n_layers)
-    per_allreduce = ring_allreduce_bytes_per_link(s * b * h * element_bytes("dtype", dtype), tensor_parallel)
+    t = _check.integer("tensor_parallel", tensor_parallel)
+    per_allreduce = ring_allreduce_bytes_per_link(s * b * h * element_bytes("dtype", dtype), t)
     return layers * (4 if training else 2) * per_allreduce
 
 

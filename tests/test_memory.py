@@ -1,0 +1,148 @@
+"""hwlib.memory: bytes per value, weights, training state, KV cache, activations, ZeRO; bad input."""
+import inspect
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from hwlib import memory
+
+
+@pytest.mark.parametrize("dtype, size", [
+    ("fp32", 4), ("tf32", 4), ("bf16", 2), ("fp16", 2), ("fp8", 1), ("fp8_e4m3", 1), ("fp8_e5m2", 1),
+    ("int8", 1), ("int4", 0.5), ("fp4", 0.5), ("fp4_e2m1", 0.5),
+    ("BF16", 2), ("bfloat16", 2), ("float8_e4m3fn", 1), ("FP8-E5M2", 1),
+])
+def test_bytes_per_value(dtype, size):
+    assert memory.bytes_per_value(dtype) == size
+
+
+def test_unknown_dtype_lists_accepted():
+    with pytest.raises(ValueError) as info:
+        memory.bytes_per_value("fp7")
+    msg = str(info.value)
+    assert "'fp7'" in msg and "Accepted" in msg and "bf16" in msg and "int4" in msg
+    with pytest.raises(ValueError):
+        memory.bytes_per_value(2)
+
+
+def test_weights_bytes():
+    assert memory.weights_bytes(7e9) == 14e9
+    assert memory.weights_bytes(7e9, "int8") == 7e9
+    assert memory.weights_bytes(70e9, "bf16") == 140e9
+    np.testing.assert_allclose(memory.weights_bytes(np.array([1e9, 2e9]), "fp32"), [4e9, 8e9])
+
+
+def test_training_state():
+    parts = memory.training_state_breakdown(1e9)
+    assert parts == {"weights": 2e9, "gradients": 2e9, "master": 4e9, "adam": 8e9}
+    assert memory.training_state_bytes(1e9) == 16e9
+    assert memory.training_state_bytes(7e9) == 112e9
+
+
+def test_kv_cache_formula_and_gqa():
+    # 2 x L x h_kv x d x s x b x bytes
+    assert memory.kv_cache_bytes(2, 3, 5, 7, batch=11, dtype="fp32") == 2 * 2 * 3 * 5 * 7 * 11 * 4
+    # vLLM's cross-check: OPT-13B (40 layers, 40 heads x 128) ~ 800 KB per token in fp16
+    assert memory.kv_cache_bytes(40, 40, 128, 1, dtype="fp16") == 819_200
+    # GQA: Llama 3 8B (32 layers, 8 KV heads x 128) is 4x smaller than MHA with 32 heads
+    mha = memory.kv_cache_bytes(32, 32, 128, 8192)
+    gqa = memory.kv_cache_bytes(32, 8, 128, 8192)
+    assert mha / gqa == 4
+    assert gqa == 2 * 32 * 8 * 128 * 8192 * 2  # 1.07e9 B = 1 GiB at 8k context
+    np.testing.assert_allclose(memory.kv_cache_bytes(32, 8, 128, [1024, 2048]), [gqa / 8, gqa / 4])
+
+
+def test_kv_cache_bytes_for_shape_object_and_name():
+    shape = SimpleNamespace(n_layers=32, n_kv_heads=8, head_dim=128)
+    assert memory.kv_cache_bytes_for(shape, 8192) == memory.kv_cache_bytes(32, 8, 128, 8192)
+    assert memory.kv_cache_bytes_for(shape, 8192, batch=4, dtype="fp8") == memory.kv_cache_bytes(32, 8, 128, 8192, 4, "fp8")
+    with pytest.raises(ValueError, match="n_kv_heads"):
+        memory.kv_cache_bytes_for(SimpleNamespace(n_layers=2, head_dim=4), 10)
+
+
+def test_kv_cache_bytes_for_named_model():
+    models = pytest.importorskip("hwlib.models")
+    shape = models.get("llama-3-8b")
+    assert memory.kv_cache_bytes_for("llama-3-8b", 8192) == memory.kv_cache_bytes(32, 8, 128, 8192)
+    assert memory.kv_cache_bytes_for(shape, 4096) == 2 * 32 * 8 * 128 * 4096 * 2
+
+
+def test_inference_bytes():
+    assert memory.inference_bytes(7e9) == 14e9
+    assert memory.inference_bytes(7e9, "int4", kv_bytes=1e9) == 4.5e9
+
+
+def test_activation_bytes_korthikanti_table2():
+    s, b, h, L, a = 2048, 1, 12288, 96, 96   # GPT-3 175B shape
+    per_layer = s * b * h * (34 + 5 * a * s / h)
+    assert memory.activation_bytes(s, b, h, L, a) == pytest.approx(L * per_layer, rel=1e-12)
+    assert memory.activation_bytes(s, b, h, L, a, recompute="selective") == pytest.approx(34 * s * b * h * L)
+    assert memory.activation_bytes(s, b, h, L, a, recompute="full") == pytest.approx(2 * s * b * h * L)
+    t = 8  # tensor + sequence parallel divides everything by t; without sequence parallelism 10 sbh stays
+    assert memory.activation_bytes(s, b, h, L, a, tensor_parallel=t) == pytest.approx(L * per_layer / t)
+    assert memory.activation_bytes(s, b, h, L, a, t, "selective", sequence_parallel=False) == \
+        pytest.approx(s * b * h * L * (10 + 24 / t))
+    assert memory.activation_bytes(s, b, h, L, a, t, sequence_parallel=False) == \
+        pytest.approx(s * b * h * L * (10 + 24 / t + 5 * a * s / (h * t)))
+    # the attention term dominates at long context: quadratic in s
+    assert memory.activation_bytes(2 * s, b, h, L, a) > 2 * memory.activation_bytes(s, b, h, L, a)
+
+
+def test_zero_stages():
+    psi, n = 7.5e9, 64
+    assert memory.zero_bytes_per_device(psi, n, 0) == 16 * psi
+    assert memory.zero_bytes_per_device(psi, n, 1) == pytest.approx(4 * psi + 12 * psi / n)
+    assert memory.zero_bytes_per_device(psi, n, 2) == pytest.approx(2 * psi + 14 * psi / n)
+    assert memory.zero_bytes_per_device(psi, n, 3) == pytest.approx(16 * psi / n)
+    assert memory.zero_bytes_per_device(psi, 1, 3) == 16 * psi  # one device: nothing to shard
+    # 8-bit Adam (K = 6) under stage 1
+    assert memory.zero_bytes_per_device(1e9, 8, 1, optimizer_bytes_per_param=6) == pytest.approx(4e9 + 6e9 / 8)
+
+
+BAD = [
+    (memory.dtype_name, dict(dtype="int3"), "int3"),
+    (memory.bytes_per_value, dict(dtype="fp12"), "fp12"),
+    (memory.element_bytes, dict(name="bytes_per_element", value=-1), "bytes_per_element"),
+    (memory.weights_bytes, dict(n_params=0), "n_params"),
+    (memory.weights_bytes, dict(n_params=7e9, dtype="fp9"), "fp9"),
+    (memory.weights_bytes, dict(n_params=float("nan")), "n_params"),
+    (memory.training_state_bytes, dict(n_params=-7e9), "n_params"),
+    (memory.training_state_breakdown, dict(n_params=float("inf")), "n_params"),
+    (memory.kv_cache_bytes, dict(n_layers=0, n_kv_heads=8, head_dim=128, seq_len=10), "n_layers"),
+    (memory.kv_cache_bytes, dict(n_layers=32, n_kv_heads=8.5, head_dim=128, seq_len=10), "n_kv_heads"),
+    (memory.kv_cache_bytes, dict(n_layers=32, n_kv_heads=8, head_dim=-1, seq_len=10), "head_dim"),
+    (memory.kv_cache_bytes, dict(n_layers=32, n_kv_heads=8, head_dim=128, seq_len=0), "seq_len"),
+    (memory.kv_cache_bytes, dict(n_layers=32, n_kv_heads=8, head_dim=128, seq_len=10, batch=0), "batch"),
+    (memory.kv_cache_bytes, dict(n_layers=32, n_kv_heads=8, head_dim=128, seq_len=10, dtype="q4"), "q4"),
+    (memory.kv_cache_bytes_for, dict(model=SimpleNamespace(n_layers=32, n_kv_heads=8, head_dim=128), seq_len=-1), "seq_len"),
+    (memory.inference_bytes, dict(n_params=7e9, kv_bytes=-1), "kv_bytes"),
+    (memory.inference_bytes, dict(n_params=0), "n_params"),
+    (memory.activation_bytes, dict(seq_len=0, batch=1, hidden=64, n_layers=2, n_heads=4), "seq_len"),
+    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=0), "n_heads"),
+    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, tensor_parallel=0), "tensor_parallel"),
+    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, recompute="some"), "recompute"),
+    (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=8, stage=4), "stage"),
+    (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=8, stage=-1), "stage"),
+    (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=0, stage=1), "n_devices"),
+    (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=8, stage=1, optimizer_bytes_per_param=-12), "optimizer_bytes_per_param"),
+    (memory.zero_bytes_per_device, dict(n_params=0, n_devices=8, stage=1), "n_params"),
+]
+
+
+@pytest.mark.parametrize("func, kwargs, needle", BAD, ids=[f"{f.__name__}-{n}" for f, _, n in BAD])
+def test_bad_input_names_the_argument(func, kwargs, needle):
+    with pytest.raises((ValueError, KeyError)) as info:
+        func(**kwargs)
+    assert needle in str(info.value)
+
+
+def test_recompute_error_lists_modes():
+    with pytest.raises(ValueError, match="none, selective, full"):
+        memory.activation_bytes(8, 1, 64, 2, 4, recompute="partial")
+
+
+def test_every_public_function_has_a_bad_input_case():
+    public = {n for n, f in inspect.getmembers(memory, inspect.isfunction)
+              if f.__module__ == memory.__name__ and not n.startswith("_")}
+    assert public == {f.__name__ for f, _, _ in BAD}

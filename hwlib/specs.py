@@ -1,0 +1,243 @@
+"""The accelerator spec sheet: memory, bandwidth and dense peak FLOP/s per precision.
+
+The numbers live in ``hwlib/data/specs.yaml``, one ``{value, source, confidence}`` record per
+number, in SI base units (bytes, bytes/s, FLOP/s, W). Tensor-core figures are **dense**: vendors
+often print 2:4-sparse figures, twice the dense rate, and those were halved (chapter 3, the spec
+table; chapter 10, pitfall "peak vs attainable").
+
+>>> gpu = get("h100")
+>>> gpu.name, gpu.bandwidth
+('H100 SXM', 3350000000000.0)
+>>> round(gpu.ridge_point("bf16"))   # 989.4e12 FLOP/s / 3.35e12 B/s
+295
+"""
+from __future__ import annotations
+
+import builtins
+import difflib
+import functools
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+import yaml
+
+from . import _check
+
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4")
+"""Precision names accepted by `Accelerator.peak_flops`, in display order."""
+
+PRECISION_ALIASES = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "fp4_e2m1": "fp4", "float32": "fp32",
+                     "float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
+"""Format names of `hwlib.formats` that share a tensor-core rate with a precision of the sheet."""
+
+_NUMBER_FIELDS = ("memory_bytes", "bandwidth", "l2_bytes", "compute_units", "tdp_watts",
+                  "interconnect_bandwidth", "price_per_hour_usd", "release_year")
+_INTEGER_FIELDS = ("compute_units", "release_year")
+_TEXT_FIELDS = ("vendor", "kind", "notes", "compute_unit_kind", "interconnect")
+_CONFIDENCES = ("high", "medium", "low")
+_KINDS = ("gpu", "tpu")
+_VENDOR_PREFIXES = ("nvidia", "amd", "google", "tesla")
+SHEET_PATH = Path(__file__).with_name("data") / "specs.yaml"
+"""The YAML file the sheet is read from (once per process)."""
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One row of the spec sheet. Quantities in SI base units; ``None`` where no source had it."""
+
+    name: str
+    vendor: str
+    kind: str                        # "gpu" or "tpu"
+    memory_bytes: float              # device memory (HBM/GDDR), bytes
+    bandwidth: float                 # device-memory bandwidth, bytes/s
+    l2_bytes: float | None = None    # last on-chip cache before device memory, bytes
+    compute_units: int | None = None  # SMs (NVIDIA), CUs (AMD), TensorCores (TPU)
+    compute_unit_kind: str | None = None
+    tdp_watts: float | None = None
+    interconnect: str | None = None
+    interconnect_bandwidth: float | None = None  # per device, both directions, bytes/s
+    price_per_hour_usd: float | None = None
+    release_year: int | None = None
+    aliases: tuple[str, ...] = ()
+    notes: str = ""
+    flops: Mapping[str, float] = field(default_factory=dict, compare=False, repr=False)
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    confidences: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def precisions(self) -> list[str]:
+        """The precisions this part has a dense peak for, e.g. ``['fp32', 'bf16', 'int8']``."""
+        return [p for p in PRECISIONS if p in self.flops]
+
+    def peak_flops(self, precision: str) -> float:
+        """Dense peak FLOP/s (OPS/s for integers) in `precision`; ValueError if the part lacks it."""
+        p = _precision(precision)
+        if p not in self.flops:
+            raise ValueError(f"precision {precision!r}: {self.name} has no {p} rate in the spec sheet; "
+                             f"it has {', '.join(self.precisions())}")
+        return self.flops[p]
+
+    def ridge_point(self, precision: str) -> float:
+        """Machine balance I* = peak FLOP/s / bandwidth, in FLOP/byte (seed §4, §7.1)."""
+        return self.peak_flops(precision) / self.bandwidth
+
+    def source(self, field_name: str) -> str:
+        """Where a number came from. `field_name` is a field ("bandwidth") or a precision ("bf16")."""
+        return self.sources[self._key(field_name)]
+
+    def confidence(self, field_name: str) -> str:
+        """"high", "medium" or "low" for a field or a precision (see the header of specs.yaml)."""
+        return self.confidences[self._key(field_name)]
+
+    def _key(self, field_name: str) -> str:
+        key = str(field_name).strip()
+        if key.startswith("peak_flops"):
+            key = key[len("peak_flops"):].lstrip(".:[]'\"").rstrip("]'\"")
+        if key not in _NUMBER_FIELDS:
+            try:
+                key = "peak_flops." + _precision(key)
+            except ValueError:
+                pass
+        if key not in self.sources:
+            raise KeyError(f"field {field_name!r}: {self.name} has no sourced value for it; "
+                           f"fields with a source: {', '.join(self.sources)}")
+        return key
+
+
+def _precision(precision) -> str:
+    return _check.choice("precision", precision, PRECISIONS, aliases=PRECISION_ALIASES)
+
+
+def _number(where: str, record, sources: Mapping[str, str], integer: bool = False):
+    """Check one ``{value, source, confidence}`` record; return (value, source text, confidence)."""
+    if not isinstance(record, dict) or set(record) != {"value", "source", "confidence"}:
+        raise ValueError(f"{where} must be a mapping with exactly value, source, confidence; got {record!r}")
+    value = record["value"]
+    try:
+        value = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{where}.value must be a finite number > 0; got {record['value']!r}")
+    if integer and value != int(value):
+        raise ValueError(f"{where}.value must be a whole number; got {record['value']!r}")
+    if record["source"] not in sources:
+        raise ValueError(f"{where}.source {record['source']!r} is not a key of `sources`; "
+                         f"known: {', '.join(sources)}")
+    if record["confidence"] not in _CONFIDENCES:
+        raise ValueError(f"{where}.confidence must be one of {', '.join(_CONFIDENCES)}; "
+                         f"got {record['confidence']!r}")
+    return (int(value) if integer else value), sources[record["source"]], record["confidence"]
+
+
+def _accelerator(name: str, raw: dict, sources: Mapping[str, str]) -> Accelerator:
+    allowed = set(_NUMBER_FIELDS) | set(_TEXT_FIELDS) | {"aliases", "peak_flops"}
+    unknown = set(raw) - allowed
+    if unknown:
+        raise ValueError(f"{name}: unknown field(s) {sorted(unknown)}; accepted: {sorted(allowed)}")
+    for required in ("vendor", "kind", "memory_bytes", "bandwidth", "peak_flops"):
+        if required not in raw:
+            raise ValueError(f"{name}: missing required field {required!r}")
+    if raw["kind"] not in _KINDS:
+        raise ValueError(f"{name}.kind must be one of {_KINDS}; got {raw['kind']!r}")
+    values, srcs, confs, flops = {}, {}, {}, {}
+    for key in _NUMBER_FIELDS:
+        if key in raw:
+            values[key], srcs[key], confs[key] = _number(f"{name}.{key}", raw[key], sources,
+                                                         integer=key in _INTEGER_FIELDS)
+    if not isinstance(raw["peak_flops"], dict) or not raw["peak_flops"]:
+        raise ValueError(f"{name}.peak_flops must be a non-empty mapping precision -> record")
+    for prec, record in raw["peak_flops"].items():
+        if prec not in PRECISIONS:
+            raise ValueError(f"{name}.peak_flops: unknown precision {prec!r}; accepted: {PRECISIONS}")
+        key = f"peak_flops.{prec}"
+        flops[prec], srcs[key], confs[key] = _number(f"{name}.{key}", record, sources)
+    aliases = raw.get("aliases", [])
+    if not isinstance(aliases, list) or not builtins.all(isinstance(a, (str, int)) for a in aliases):
+        raise ValueError(f"{name}.aliases must be a list of names; got {aliases!r}")
+    return Accelerator(name=name, **values, **{k: str(raw[k]) for k in _TEXT_FIELDS if k in raw},
+                       aliases=tuple(str(a) for a in aliases), flops=MappingProxyType(flops),
+                       sources=MappingProxyType(srcs), confidences=MappingProxyType(confs))
+
+
+def parse(raw: dict) -> dict[str, Accelerator]:
+    """Validate a loaded spec sheet and build the Accelerators (every number positive, finite,
+    sourced; no two names or aliases colliding). Raises ValueError naming the bad entry."""
+    if not isinstance(raw, dict) or set(raw) != {"sources", "accelerators"}:
+        raise ValueError("spec sheet must have exactly two top-level keys: sources, accelerators")
+    sources = raw["sources"]
+    if not isinstance(sources, dict) or not builtins.all(isinstance(v, str) and v.strip()
+                                                         for v in sources.values()):
+        raise ValueError("`sources` must map ids to non-empty descriptions")
+    table, owner = {}, {}
+    for name, entry in raw["accelerators"].items():
+        acc = _accelerator(str(name), entry, sources)
+        for label in (acc.name, *acc.aliases):
+            key = _check.normalize(label)
+            if key in owner and owner[key] != acc.name:
+                raise ValueError(f"name or alias {label!r} of {acc.name} collides with {owner[key]}")
+            owner[key] = acc.name
+        table[acc.name] = acc
+    return table
+
+
+@functools.cache
+def _sheet() -> dict[str, Accelerator]:
+    text = SHEET_PATH.read_text(encoding="utf-8")
+    return parse(yaml.safe_load(text))
+
+
+@functools.cache
+def _lookup() -> dict[str, str]:
+    return {_check.normalize(label): acc.name
+            for acc in _sheet().values() for label in (acc.name, *acc.aliases)}
+
+
+def get(name: str) -> Accelerator:
+    """The accelerator called `name`, ignoring case, spaces, dashes, underscores and a leading
+    vendor word ("NVIDIA H100 80GB HBM3" works). Unknown names raise KeyError with close matches."""
+    lookup = _lookup()
+    key = _check.normalize(name) if isinstance(name, str) else ""
+    for prefix in ("",) + _VENDOR_PREFIXES:
+        if key.startswith(prefix) and key[len(prefix):] in lookup:
+            return _sheet()[lookup[key[len(prefix):]]]
+    close = difflib.get_close_matches(key, list(lookup), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(sorted({repr(lookup[c]) for c in close}))}?" if close else ""
+    raise KeyError(f"unknown accelerator {name!r}{hint} Accepted: {', '.join(names())} "
+                   f"(case, spaces and dashes ignored; aliases such as 'h100', 'a100' work)")
+
+
+def match(device_name: str) -> Accelerator | None:
+    """Like `get`, but None for an unknown device (for names reported by a driver or CuPy)."""
+    try:
+        return get(device_name)
+    except KeyError:
+        return None
+
+
+def names() -> list[str]:
+    """Canonical names of every accelerator in the sheet, in sheet order."""
+    return list(_sheet())
+
+
+def all() -> list[Accelerator]:  # noqa: A001 - the design names it specs.all()
+    """Every Accelerator in the sheet, in sheet order."""
+    return list(_sheet().values())
+
+
+def table(names: list[str] | None = None, precision: str = "bf16") -> list[dict]:
+    """One dict per accelerator for tables in the chapters: memory, bandwidth, dense peak and
+    ridge point in `precision` (None where the part lacks that precision), power, link, year."""
+    p = _precision(precision)
+    accs = [get(n) for n in names] if names is not None else all()
+    rows = []
+    for acc in accs:
+        peak = acc.flops.get(p)
+        rows.append({"name": acc.name, "vendor": acc.vendor, "kind": acc.kind, "precision": p,
+                     "memory_bytes": acc.memory_bytes, "bandwidth": acc.bandwidth,
+                     "peak_flops": peak, "ridge_point": None if peak is None else peak / acc.bandwidth,
+                     "tdp_watts": acc.tdp_watts, "interconnect_bandwidth": acc.interconnect_bandwidth,
+                     "release_year": acc.release_year})
+    return rows

@@ -1,0 +1,169 @@
+"""hwlib.specs: the spec sheet loads, validates, is dense, and answers by name."""
+import copy
+import math
+
+import pytest
+import yaml
+
+from hwlib import specs
+
+REQUIRED = ["T4", "L4", "A100 40GB SXM", "A100 80GB SXM", "H100 SXM", "H100 PCIe", "H200", "B200",
+            "RTX 4090", "MI300X", "TPU v4", "TPU v5e", "TPU v5p"]
+
+
+def raw_sheet():
+    return yaml.safe_load(specs.SHEET_PATH.read_text(encoding="utf-8"))
+
+
+def test_required_parts_present():
+    assert set(REQUIRED) <= set(specs.names())
+    assert [a.name for a in specs.all()] == specs.names()
+
+
+@pytest.mark.parametrize("name, mem, bw, bf16", [
+    ("H100 SXM", 80e9, 3.35e12, 989.4e12),
+    ("A100 80GB SXM", 80e9, 2.039e12, 312e12),
+    ("A100 40GB SXM", 40e9, 1.555e12, 312e12),
+    ("H200", 141e9, 4.8e12, 989.4e12),
+    ("B200", 180e9, 8e12, 2250e12),
+    ("MI300X", 192e9, 5.3e12, 1307.4e12),
+    ("TPU v4", 32 * 2**30, 1.2e12, 275e12),
+    ("TPU v5e", 16e9, 819e9, 197e12),
+    ("TPU v5p", 95e9, 2765e9, 459e12),
+])
+def test_key_numbers(name, mem, bw, bf16):
+    acc = specs.get(name)
+    assert acc.memory_bytes == pytest.approx(mem)
+    assert acc.bandwidth == pytest.approx(bw)
+    assert acc.peak_flops("bf16") == pytest.approx(bf16)
+
+
+def test_dense_not_sparse():
+    """The spec-sheet trap: datasheets print 2:4-sparse numbers. None may leak in as dense."""
+    h100 = specs.get("H100 SXM")
+    assert h100.peak_flops("bf16") < 1.0e15          # 1,979 TFLOP/s is the sparse figure
+    assert h100.peak_flops("fp8") == pytest.approx(2 * h100.peak_flops("bf16"), rel=1e-3)
+    assert h100.peak_flops("tf32") == pytest.approx(h100.peak_flops("bf16") / 2, rel=1e-3)
+    assert specs.get("H200").peak_flops("bf16") < 1.0e15
+    assert specs.get("B200").peak_flops("fp8") == pytest.approx(4.5e15)   # 9,000 is FP4 dense
+    assert specs.get("MI300X").peak_flops("fp16") < 2.0e15                 # 2,615 is sparse
+    assert specs.get("L4").peak_flops("fp8") == pytest.approx(242.5e12)    # 485 is sparse
+    assert specs.get("TPU v5e").bandwidth < 1.0e12   # not the 1.6 TB/s ICI mix-up
+    assert specs.get("TPU v5p").bandwidth < 3.0e12   # not 4.8 TB/s
+
+
+def test_ridge_point_is_peak_over_bandwidth():
+    h100 = specs.get("h100")
+    assert h100.ridge_point("bf16") == pytest.approx(989.4e12 / 3.35e12)
+    assert 290 < h100.ridge_point("bf16") < 300      # the lesson's "~300 FLOP/byte"
+    for acc in specs.all():
+        for p in acc.precisions():
+            assert acc.ridge_point(p) == pytest.approx(acc.peak_flops(p) / acc.bandwidth)
+
+
+@pytest.mark.parametrize("query, canonical", [
+    ("h100", "H100 SXM"), ("H100-SXM", "H100 SXM"), ("h100_sxm5", "H100 SXM"),
+    ("NVIDIA H100 80GB HBM3", "H100 SXM"), ("a100", "A100 80GB SXM"),
+    ("NVIDIA A100-SXM4-40GB", "A100 40GB SXM"), ("Tesla T4", "T4"), ("t4", "T4"),
+    ("NVIDIA GeForce RTX 4090", "RTX 4090"), ("tpu-v5e", "TPU v5e"), ("  mi300x ", "MI300X"),
+    ("h100 pcie", "H100 PCIe"),
+])
+def test_name_normalisation_and_aliases(query, canonical):
+    assert specs.get(query).name == canonical
+
+
+def test_unknown_name_names_close_matches_and_accepted():
+    with pytest.raises(KeyError) as err:
+        specs.get("H10")
+    msg = str(err.value)
+    assert "H10" in msg and "H100 SXM" in msg and "Accepted" in msg and "TPU v5p" in msg
+    with pytest.raises(KeyError):
+        specs.get(None)
+    assert specs.match("Quadro K600") is None
+    assert specs.match("Tesla T4").name == "T4"
+
+
+def test_precision_names():
+    h100 = specs.get("H100 SXM")
+    assert h100.peak_flops("fp8_e4m3") == h100.peak_flops("fp8_e5m2") == h100.peak_flops("fp8")
+    assert h100.peak_flops("BF16") == h100.peak_flops("bfloat16")
+    assert specs.get("B200").peak_flops("fp4_e2m1") == specs.get("B200").peak_flops("fp4")
+    with pytest.raises(ValueError, match="has fp32, fp16, int8"):
+        specs.get("T4").peak_flops("bf16")            # Turing has no bf16
+    with pytest.raises(ValueError, match="fp4"):
+        h100.peak_flops("fp4")
+    with pytest.raises(ValueError, match="Accepted: fp32"):
+        h100.peak_flops("fp7")
+    assert h100.precisions() == ["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]
+
+
+def test_every_number_has_source_and_confidence():
+    for acc in specs.all():
+        fields = ["memory_bytes", "bandwidth", *acc.precisions()]
+        for f in fields:
+            assert acc.source(f).strip()
+            assert acc.confidence(f) in ("high", "medium", "low")
+    h100 = specs.get("H100 SXM")
+    assert "glennklockwood" in h100.source("bf16")
+    assert h100.source("peak_flops.bf16") == h100.source("bf16")
+    assert h100.confidence("price_per_hour_usd") == "low"
+    with pytest.raises(KeyError, match="l2_bytes"):
+        specs.get("B200").source("l2_bytes")         # not found in any source: no number either
+    assert specs.get("B200").l2_bytes is None
+
+
+def test_all_values_positive_finite():
+    for acc in specs.all():
+        nums = [acc.memory_bytes, acc.bandwidth, *acc.flops.values()]
+        nums += [v for v in (acc.l2_bytes, acc.tdp_watts, acc.interconnect_bandwidth) if v is not None]
+        assert all(math.isfinite(v) and v > 0 for v in nums), acc.name
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    (lambda s: s["accelerators"]["T4"]["bandwidth"].update(value=-1), "finite number > 0"),
+    (lambda s: s["accelerators"]["T4"]["bandwidth"].update(value=float("nan")), "finite number > 0"),
+    (lambda s: s["accelerators"]["T4"]["bandwidth"].update(value="fast"), "finite number > 0"),
+    (lambda s: s["accelerators"]["T4"]["bandwidth"].pop("source"), "exactly value, source"),
+    (lambda s: s["accelerators"]["T4"]["bandwidth"].update(source="nowhere"), "not a key of"),
+    (lambda s: s["accelerators"]["T4"]["bandwidth"].update(confidence="sure"), "confidence"),
+    (lambda s: s["accelerators"]["T4"]["peak_flops"].update(fp6={"value": 1.0, "source": "stas00",
+                                                                 "confidence": "low"}), "fp6"),
+    (lambda s: s["accelerators"]["T4"].update(bandwith=s["accelerators"]["T4"]["bandwidth"]), "bandwith"),
+    (lambda s: s["accelerators"]["T4"].pop("memory_bytes"), "memory_bytes"),
+    (lambda s: s["accelerators"]["T4"]["compute_units"].update(value=40.5), "whole number"),
+    (lambda s: s["accelerators"]["L4"]["aliases"].append("tesla t4"), "collides"),
+])
+def test_validation_rejects_bad_sheets(corrupt, message):
+    sheet = raw_sheet()
+    assert specs.parse(copy.deepcopy(sheet))             # the shipped sheet is valid
+    corrupt(sheet)
+    with pytest.raises(ValueError, match=message):
+        specs.parse(sheet)
+
+
+def test_exponent_strings_are_read_as_numbers():
+    sheet = raw_sheet()
+    sheet["accelerators"]["T4"]["bandwidth"]["value"] = "3.2e11"   # how PyYAML reads 3.2e11
+    assert specs.parse(sheet)["T4"].bandwidth == 3.2e11
+
+
+def test_table():
+    rows = specs.table(precision="fp8_e4m3")
+    assert [r["name"] for r in rows] == specs.names()
+    by = {r["name"]: r for r in rows}
+    assert by["H100 SXM"]["peak_flops"] == pytest.approx(1978.9e12)
+    assert by["A100 80GB SXM"]["peak_flops"] is None and by["A100 80GB SXM"]["ridge_point"] is None
+    sub = specs.table(["h100", "t4"], precision="fp16")
+    assert [r["name"] for r in sub] == ["H100 SXM", "T4"]
+    assert sub[1]["ridge_point"] == pytest.approx(65e12 / 320e9)
+    with pytest.raises(ValueError):
+        specs.table(precision="fp64")
+
+
+def test_accelerator_is_frozen_and_hashable():
+    acc = specs.get("T4")
+    with pytest.raises(AttributeError):
+        acc.bandwidth = 1.0
+    with pytest.raises(TypeError):
+        acc.flops["fp32"] = 1.0
+    assert len({acc, specs.get("tesla t4")}) == 1

@@ -1,0 +1,89 @@
+"""hwlib.units: constants and formatting, GB vs GiB always labelled."""
+import math
+
+import numpy as np
+import pytest
+
+from hwlib import units
+
+
+def test_constants():
+    assert units.GB == 1e9 and units.GiB == 2**30
+    assert units.KB == 1e3 and units.KiB == 1024 and units.MiB == 1024**2 and units.TiB == 1024**4
+    assert units.GiB / units.GB == pytest.approx(1.073741824)
+    assert units.PF_DAY == pytest.approx(8.64e19)
+    assert units.YEAR == 365.25 * 86400
+
+
+@pytest.mark.parametrize("n, binary, expected", [
+    (14e9, False, "14.0 GB"), (14e9, True, "13.0 GiB"),
+    (2**30, True, "1.00 GiB"), (2**30, False, "1.07 GB"),
+    (112e9, False, "112 GB"), (512, False, "512 B"), (0.5, False, "0.500 B"), (0, False, "0 B"),
+    (999.96e3, False, "1.00 MB"),                   # rounding moves up a prefix, never "1000 kB"
+    (1023.99 * 2**20, True, "1.00 GiB"),
+    (41943040, True, "40.0 MiB"), (3.5e15, False, "3.50 PB"),
+    (np.float64(80e9), False, "80.0 GB"), (np.int64(4096), False, "4.10 kB"),
+])
+def test_format_bytes(n, binary, expected):
+    assert units.format_bytes(n, binary=binary) == expected
+
+
+def test_format_bytes_digits_and_errors():
+    assert units.format_bytes(1.0737e9, digits=2) == "1.1 GB"
+    assert units.format_bytes(14e9, binary=True, digits=4) == "13.04 GiB"
+    for bad in (-1, float("nan"), float("inf"), "14 GB", None, [1, 2]):
+        with pytest.raises(ValueError, match="n must be"):
+            units.format_bytes(bad)
+    with pytest.raises(ValueError, match="digits"):
+        units.format_bytes(1e9, digits=0)
+
+
+@pytest.mark.parametrize("x, unit, expected", [
+    (989.4e12, "FLOP/s", "989 TFLOP/s"), (3.35e12, "B/s", "3.35 TB/s"), (2.5e-7, "s", "250 ns"),
+    (-0.004, "V", "-4.00 mV"), (1.0, "W", "1.00 W"), (0, "W", "0 W"), (7e24, "FLOP", "7.00 YFLOP"),
+])
+def test_format_si(x, unit, expected):
+    assert units.format_si(x, unit) == expected
+
+
+def test_rates_and_bandwidth():
+    assert units.format_rate(989.4e12) == "989 TFLOP/s"
+    assert units.format_rate(2.25e15) == "2.25 PFLOP/s"
+    assert units.format_rate(1.2e9, unit="token/s") == "1.20 Gtoken/s"
+    assert units.format_bandwidth(3.35e12) == "3.35 TB/s"
+    assert units.format_bandwidth(900e9) == "900 GB/s"
+    with pytest.raises(ValueError):
+        units.format_bandwidth(-1.0)
+
+
+def test_format_flops_is_a_count():
+    assert units.format_flops(3.14e23) == "3.14e23 FLOP"
+    assert units.format_flops(6 * 124e6 * 10e9) == "7.44e18 FLOP"
+    assert units.format_flops(3.8e25, digits=2) == "3.8e25 FLOP"
+    assert units.format_flops(0) == "0 FLOP"
+    assert "/s" not in units.format_flops(1e15)
+    with pytest.raises(ValueError):
+        units.format_flops(math.nan)
+
+
+@pytest.mark.parametrize("s, expected", [
+    (3e-9, "3.00 ns"), (2.5e-6, "2.50 µs"), (4.2e-3, "4.20 ms"), (1.5, "1.50 s"),
+    (59.999, "1.00 min"), (600, "10.0 min"), (12.3 * 3600, "12.3 h"), (1.7 * 3600, "1.70 h"),
+    (3 * 86400, "3.00 days"), (70 * 86400, "70.0 days"), (2 * 365.25 * 86400, "2.00 years"),
+    (0, "0 s"),
+])
+def test_format_seconds(s, expected):
+    assert units.format_seconds(s) == expected
+
+
+def test_format_seconds_rejects_negative():
+    with pytest.raises(ValueError, match="s must be a finite number >= 0"):
+        units.format_seconds(-1)
+
+
+@pytest.mark.parametrize("x, expected", [
+    (0.05, "$0.05"), (36, "$36.00"), (1234.5, "$1,234"), (123456, "$123,456"),
+    (4.56e6, "$4.56 million"), (1.234e9, "$1.23 billion"), (-20, "-$20.00"),
+])
+def test_format_usd(x, expected):
+    assert units.format_usd(x) == expected

@@ -1,0 +1,35 @@
+"""Helpers the chapters use to put computed numbers into their prose.
+
+`glue(name, value, fmt)` stores a formatted number under `name` for myst-nb's {glue:text} role, so
+prose never carries a hand-typed figure. On Colab or a plain Jupyter (no myst-nb) it does nothing
+visible and simply returns the value, so the same notebook runs everywhere.
+"""
+from __future__ import annotations
+
+try:  # myst-nb is there when the book is built; not on Colab
+    from myst_nb import glue as _myst_glue
+except ImportError:  # pragma: no cover - exercised on Colab / plain Jupyter
+    _myst_glue = None
+
+GLUED: dict[str, str] = {}
+
+
+class _Text(str):
+    """A string whose repr is itself, so {glue:text} shows `295`, not `'295'`."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def glue(name: str, value, fmt: str | None = None):
+    """Glue `value` (formatted with `fmt`, e.g. "{:.0f}" or a callable) under `name`; return `value`."""
+    if callable(fmt):
+        text = fmt(value)
+    elif fmt:
+        text = fmt.format(value)
+    else:
+        text = str(value)
+    GLUED[name] = text
+    if _myst_glue is not None:
+        _myst_glue(name, _Text(text), display=False)
+    return value

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Build one chapter strictly in a scratch book (for authors): tools/try_chapter.sh chapters/NN_slug.md
+# Prints the build log tail and the path of the HTML page. Exit status = the build's.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+page=${1:?usage: tools/try_chapter.sh chapters/NN_slug.md}
+slug=$(basename "$page" .md)
+dir=${TRY_DIR:-/tmp/try_$slug}
+rm -rf "$dir" && mkdir -p "$dir/chapters"
+cp -r "$root/_config.yml" "$root/_ext" "$root/references.bib" "$root/intro.md" "$dir/"
+[ -d "$root/_vendor" ] && cp -r "$root/_vendor" "$dir/" || mkdir -p "$dir/_vendor"
+cp "$root/$page" "$dir/chapters/"
+printf 'format: jb-book\nroot: intro\nchapters:\n  - file: chapters/%s\n  - file: references\n' "$slug" > "$dir/_toc.yml"
+printf '# References\n\n```{bibliography}\n:all:\n```\n' > "$dir/references.md"
+# intro.md has a {tableofcontents}; gallery links etc. are not needed in the scratch book
+cd "$dir"
+set +e
+"$root/.venv/bin/jupyter-book" build . -W -n --keep-going > build.log 2>&1
+rc=$?
+set -e
+grep -E "WARNING|ERROR|Traceback|Error" build.log | head -30 || true
+tail -3 build.log
+echo "page: $dir/_build/html/chapters/$slug.html (exit $rc)"
+exit $rc

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from hwlib import memory
+from hwlib import memory, models
 
 
 @pytest.mark.parametrize("dtype, size", [
@@ -62,10 +62,15 @@ def test_kv_cache_bytes_for_shape_object_and_name():
 
 
 def test_kv_cache_bytes_for_named_model():
-    models = pytest.importorskip("hwlib.models")
     shape = models.get("llama-3-8b")
     assert memory.kv_cache_bytes_for("llama-3-8b", 8192) == memory.kv_cache_bytes(32, 8, 128, 8192)
     assert memory.kv_cache_bytes_for(shape, 4096) == 2 * 32 * 8 * 128 * 4096 * 2
+    # agrees with the shape's own per-token figure
+    for name in models.names():
+        m = models.get(name)
+        assert memory.kv_cache_bytes_for(m, 1000, dtype="fp8") == pytest.approx(1000 * m.kv_bytes_per_token("fp8"))
+    with pytest.raises(KeyError, match="unknown model"):
+        memory.kv_cache_bytes_for("gpt-5", 10)
 
 
 def test_inference_bytes():

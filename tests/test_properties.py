@@ -7,8 +7,7 @@ from hypothesis import strategies as st
 
 from hwlib import flops, memory, parallel, roofline
 
-settings.register_profile("hwlib", max_examples=60, deadline=None)
-settings.load_profile("hwlib")
+SETTINGS = settings(max_examples=60, deadline=None)  # per test, so other files keep their own profile
 
 pos = st.floats(min_value=1e-3, max_value=1e18, allow_nan=False, allow_infinity=False)
 peak = st.floats(min_value=1e9, max_value=1e19)
@@ -23,6 +22,7 @@ frac = st.floats(min_value=1e-3, max_value=1.0)
 
 # --- roofline ---------------------------------------------------------------------------------
 
+@SETTINGS
 @given(pos, peak, bw)
 def test_attainable_never_above_either_roof(i, p, b):
     a = roofline.attainable(i, p, b)
@@ -30,12 +30,14 @@ def test_attainable_never_above_either_roof(i, p, b):
     assert a == p or a == b * i
 
 
+@SETTINGS
 @given(pos, pos, peak, bw)
 def test_attainable_monotone_in_intensity(i1, i2, p, b):
     lo, hi = sorted((i1, i2))
     assert roofline.attainable(lo, p, b) <= roofline.attainable(hi, p, b)
 
 
+@SETTINGS
 @given(pos, peak, bw)
 def test_bound_flips_exactly_at_the_ridge(i, p, b):
     ridge = roofline.ridge_point(p, b)
@@ -45,6 +47,7 @@ def test_bound_flips_exactly_at_the_ridge(i, p, b):
     assert roofline.attainable(ridge, p, b) == pytest.approx(p, rel=1e-12)
 
 
+@SETTINGS
 @given(count, count, count, st.sampled_from([0.5, 1, 2, 4]))
 def test_matmul_intensity_bounded_and_grows(m, n, k, b):
     i = roofline.matmul_intensity(m, n, k, b)
@@ -53,6 +56,7 @@ def test_matmul_intensity_bounded_and_grows(m, n, k, b):
     assert roofline.matmul_intensity(2 * m, 2 * n, 2 * k, b) == pytest.approx(2 * i)
 
 
+@SETTINGS
 @given(pos, bw, frac)
 def test_little_law_linear(latency, b, f):
     assert roofline.in_flight_bytes(b, latency * f) == pytest.approx(f * roofline.in_flight_bytes(b, latency))
@@ -60,6 +64,7 @@ def test_little_law_linear(latency, b, f):
 
 # --- memory -----------------------------------------------------------------------------------
 
+@SETTINGS
 @given(params, params, dtype)
 def test_weights_monotone_and_linear(n1, n2, d):
     lo, hi = sorted((n1, n2))
@@ -69,6 +74,7 @@ def test_weights_monotone_and_linear(n1, n2, d):
     assert sum(memory.training_state_breakdown(n1).values()) == memory.training_state_bytes(n1)
 
 
+@SETTINGS
 @given(small, small, small, count, small, factor, dtype)
 def test_kv_cache_linear_in_seq_and_batch(layers, heads, dim, seq, batch, k, d):
     base = memory.kv_cache_bytes(layers, heads, dim, seq, batch, d)
@@ -77,6 +83,7 @@ def test_kv_cache_linear_in_seq_and_batch(layers, heads, dim, seq, batch, k, d):
     assert memory.kv_cache_bytes(k * layers, heads, dim, seq, batch, d) == pytest.approx(k * base)
 
 
+@SETTINGS
 @given(count, small, st.sampled_from([256, 1024, 4096]), small, st.sampled_from([1, 2, 4, 8]),
        st.sampled_from(memory.RECOMPUTE), factor)
 def test_activations_monotone(seq, batch, hidden, layers, heads, mode, k):
@@ -88,6 +95,7 @@ def test_activations_monotone(seq, batch, hidden, layers, heads, mode, k):
         memory.activation_bytes(seq, batch, hidden, layers, heads, recompute="none")
 
 
+@SETTINGS
 @given(params, count, count, st.floats(min_value=0, max_value=16))
 def test_zero_non_increasing_in_stage_and_devices(n, g1, g2, k):
     by_stage = [memory.zero_bytes_per_device(n, g1, s, k) for s in range(4)]
@@ -100,6 +108,7 @@ def test_zero_non_increasing_in_stage_and_devices(n, g1, g2, k):
 
 # --- flops ------------------------------------------------------------------------------------
 
+@SETTINGS
 @given(params, params, factor)
 def test_flops_linear(n, d, k):
     assert flops.training_flops(n, k * d) == pytest.approx(k * flops.training_flops(n, d))
@@ -107,6 +116,7 @@ def test_flops_linear(n, d, k):
     assert flops.training_flops(n, d) == pytest.approx(3 * flops.forward_flops(n, d))
 
 
+@SETTINGS
 @given(st.floats(min_value=1e10, max_value=1e26), peak, frac, count, st.floats(min_value=0.01, max_value=10))
 def test_time_scales_and_cost_is_conserved(c, p, u, g, price):
     t1 = flops.training_time_s(c, p, u)
@@ -118,11 +128,13 @@ def test_time_scales_and_cost_is_conserved(c, p, u, g, price):
     assert flops.training_time_s(c, p, u, g, 0.5) == pytest.approx(2 * tg)
 
 
+@SETTINGS
 @given(frac, peak)
 def test_mfu_round_trip(u, p):
     assert flops.mfu(u * p, p) == pytest.approx(u)
 
 
+@SETTINGS
 @given(pos, bw, small)
 def test_decode_linear_in_batch_without_kv(w, b, batch):
     assert flops.decode_tokens_per_s_bound(w, b, batch) == pytest.approx(batch * flops.decode_tokens_per_s_bound(w, b))
@@ -131,6 +143,7 @@ def test_decode_linear_in_batch_without_kv(w, b, batch):
 
 # --- parallel ---------------------------------------------------------------------------------
 
+@SETTINGS
 @given(count, count, st.integers(min_value=1, max_value=8))
 def test_pipeline_bubble_in_unit_interval(p, m, v):
     f = parallel.pipeline_bubble_fraction(p, m, v)
@@ -139,6 +152,7 @@ def test_pipeline_bubble_in_unit_interval(p, m, v):
     assert parallel.pipeline_bubble_fraction(p + 1, m, v) >= f          # more stages, more bubble
 
 
+@SETTINGS
 @given(st.floats(min_value=1, max_value=1e12), count, count, bw, st.floats(min_value=0, max_value=1e-3))
 def test_allreduce_grows_with_devices_but_bandwidth_term_saturates(n, g1, g2, b, lat):
     lo, hi = sorted((g1, g2))
@@ -146,6 +160,7 @@ def test_allreduce_grows_with_devices_but_bandwidth_term_saturates(n, g1, g2, b,
     assert parallel.ring_allreduce_bytes_per_link(n, hi) < 2 * n
 
 
+@SETTINGS
 @given(st.floats(min_value=0, max_value=1e3), st.floats(min_value=0, max_value=1e3), frac)
 def test_overlap_between_max_and_sum(c, m, f):
     t = parallel.step_time_s(c, m, f)

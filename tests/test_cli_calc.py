@@ -1,0 +1,196 @@
+"""The calculator commands: in-process through hwlib.cli.main, and as `python -m hwlib` subprocesses
+for exit codes. Every JSON output is checked against the library functions it wraps."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hwlib import cli, cli_calc, flops, memory, models, roofline, specs
+
+ROOT = Path(__file__).resolve().parents[1]
+H100 = specs.get("H100 SXM")
+
+
+def run(capsys, *argv):
+    """main(argv) in-process -> (exit code, stdout, stderr)."""
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("7e9", 7e9), ("350M", 350e6), ("350m", 350e6), ("7B", 7e9), ("15.6T", 15.6e12), ("16_384", 16384),
+    ("4k", 4000), ("1.3b", 1.3e9), ("12", 12), ("2,048", 2048), ("70G", 70e9),
+])
+def test_parse_count(text, value):
+    assert cli_calc.parse_count(text) == pytest.approx(value)
+
+
+def test_parse_context_uses_binary_k():
+    assert cli_calc.parse_context("4k") == 4096
+    assert cli_calc.parse_context("128K") == 131072
+    assert cli_calc.parse_context("2048") == 2048
+
+
+@pytest.mark.parametrize("text", ["7X", "", "abc", "1e9e9", "B"])
+def test_parse_count_rejects(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="350M"):
+        cli_calc.parse_count(text)
+
+
+@pytest.mark.parametrize("x, text", [(16384, "16384"), (3.5e8, "3.5e8"), (0.35, "0.35"), (9.894e14, "9.89e14"),
+                                     (1, "1"), (1.47e19, "1.47e19")])
+def test_fmt(x, text):
+    assert cli_calc.fmt(x) == text
+
+
+def test_train_prints_formula_and_matches_library(capsys):
+    code, out, _ = run(capsys, "train", "--params", "350M", "--tokens", "7B", "--gpu", "h100",
+                       "--mfu", "0.35", "--price", "3")
+    assert code == 0
+    assert "C = 6ND = 6 × 3.5e8 × 7e9 = 1.47e19 FLOP" in out
+    assert "t = 6ND / (u·π·G·η) = 1.47e19 / (0.35 × 9.89e14 × 1 × 1) = 4.24e4 s = 11.8 h" in out
+    assert "$35.37" in out
+    data = run_json(capsys, "train", "--params", "350M", "--tokens", "7B", "--gpu", "h100", "--mfu", "0.35",
+                    "--price", "3", "--devices", "8", "--scaling", "0.9")
+    assert data["command"] == "train"
+    assert data["inputs"]["n_params"] == 350e6 and data["inputs"]["peak_flops"] == H100.peak_flops("bf16")
+    c = flops.training_flops(350e6, 7e9)
+    t = flops.training_time_s(c, H100.peak_flops("bf16"), 0.35, 8, 0.9)
+    assert data["outputs"]["flops"] == c
+    assert data["outputs"]["time_s"] == pytest.approx(t, rel=1e-12)
+    assert data["outputs"]["cost_usd"] == pytest.approx(flops.cost_usd(t, 3.0, 8))
+    assert data["formulas"]["flops"] == "C = 6ND"
+
+
+def test_train_price_defaults_to_sheet_or_is_omitted(capsys):
+    data = run_json(capsys, "train", "--params", "1B", "--tokens", "20B", "--gpu", "h100")
+    assert data["inputs"]["price_per_device_hour"] == H100.price_per_hour_usd
+    assert "cost_usd" in data["outputs"]
+    priceless = next(a.name for a in specs.all() if a.price_per_hour_usd is None and "bf16" in a.precisions())
+    code, out, _ = run(capsys, "train", "--params", "1B", "--tokens", "20B", "--gpu", priceless)
+    assert code == 0 and "--price" in out
+
+
+def test_train_with_model_uses_its_parameter_count(capsys):
+    data = run_json(capsys, "train", "--model", "gpt2", "--tokens", "10B", "--gpu", "h100")
+    assert data["inputs"]["n_params"] == models.get("gpt2").n_params()
+
+
+def test_memory(capsys):
+    code, out, _ = run(capsys, "memory", "--params", "7e9")
+    assert code == 0
+    assert "W = N·b = 7e9 × 2 B = 14.0 GB (13.0 GiB)" in out
+    assert "112 GB" in out and "adam" in out
+    assert "--model" in out  # no shape -> explains how to get a KV cache
+    data = run_json(capsys, "memory", "--model", "llama-3-8b", "--seq", "8k", "--batch", "4", "--gpu", "h100")
+    n = models.get("llama-3-8b").n_params()
+    assert data["outputs"]["weights_bytes"] == memory.weights_bytes(n)
+    assert data["outputs"]["training_state_bytes"] == 16 * n
+    assert data["outputs"]["training_adam_bytes"] == 8 * n
+    assert data["outputs"]["kv_cache_bytes"] == memory.kv_cache_bytes(32, 8, 128, 8192, 4) == 4 * 2**30
+    assert data["outputs"]["fits"] == {"inference": True, "training_state": False}
+
+
+def test_roofline(capsys):
+    code, out, _ = run(capsys, "roofline", "--gpu", "h100", "--intensity", "100")
+    assert code == 0
+    assert "I* = π/β = 9.89e14 / 3.35e12 = 295.3 FLOP/byte" in out
+    assert "P = min(π, β·I) = min(9.89e14, 3.35e12 × 100) = 335 TFLOP/s" in out
+    assert "memory-bound" in out
+    data = run_json(capsys, "roofline", "--gpu", "h100", "--matmul", "8192", "8192", "8192")
+    assert data["outputs"]["intensity"] == pytest.approx(roofline.matmul_intensity(8192, 8192, 8192, 2))
+    assert data["outputs"]["bound"] == "compute"
+    assert data["outputs"]["attainable_flops_per_s"] == H100.peak_flops("bf16")
+    data = run_json(capsys, "roofline", "--gpu", "h100", "--precision", "fp8", "--matmul", "16", "4096", "4096")
+    assert data["inputs"]["bytes_per_element"] == 1 and data["outputs"]["bound"] == "memory"
+
+
+def test_decode(capsys):
+    code, out, _ = run(capsys, "decode", "--params", "7B", "--gpu", "h100")
+    assert code == 0
+    assert "239.3 tokens/s" in out and "memory-bound" in out
+    data = run_json(capsys, "decode", "--model", "llama-3-8b", "--gpu", "h100", "--batch", "16", "--seq", "4k")
+    shape = models.get("llama-3-8b")
+    kv = memory.kv_cache_bytes_for(shape, 4096)
+    expected = flops.decode_tokens_per_s_bound(memory.weights_bytes(shape.n_params()), H100.bandwidth, 16, kv)
+    assert data["outputs"]["tokens_per_s_bound"] == pytest.approx(expected)
+    assert data["outputs"]["kv_bytes_per_sequence"] == kv
+
+
+def test_specs(capsys):
+    code, out, _ = run(capsys, "specs")
+    assert code == 0
+    assert all(name in out for name in specs.names())
+    assert "295 FLOP/B" in out
+    code, out, _ = run(capsys, "specs", "H100", "--precision", "fp8")
+    assert code == 0 and H100.source("bf16") in out and H100.source("bandwidth") in out
+    data = run_json(capsys, "specs", "h100")
+    assert data["outputs"]["bandwidth"] == H100.bandwidth
+    assert data["outputs"]["peak_flops"]["bf16"] == H100.peak_flops("bf16")
+    assert data["outputs"]["ridge_point"] == pytest.approx(H100.ridge_point("bf16"))
+    table = run_json(capsys, "specs", "--precision", "fp8")
+    assert {r["name"] for r in table["accelerators"]} == set(specs.names())
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["train", "--params", "1x", "--tokens", "1B", "--gpu", "h100"], "--params"),
+    (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--mfu", "40"], "0.4 for 40 %"),
+    (["train", "--params", "-5", "--tokens", "1B", "--gpu", "h100"], "n_params"),
+    (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--devices", "0"], "n_devices"),
+    (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--price", "-1"], "price"),
+    (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h999"], "unknown accelerator"),
+    (["train", "--params", "1B", "--gpu", "h100"], "--tokens"),
+    (["roofline", "--gpu", "t4"], "bf16"),
+    (["roofline", "--gpu", "h100", "--intensity", "-1"], "intensity"),
+    (["roofline", "--gpu", "h100", "--intensity", "1", "--matmul", "1", "1", "1"], "not allowed"),
+    (["memory", "--params", "7B", "--dtype", "fp7"], "fp7"),
+    (["memory", "--params", "7B", "--model", "gpt2"], "not allowed"),
+    (["memory", "--model", "gpt-5"], "unknown model"),
+    (["memory"], "--params"),
+    (["decode", "--params", "7B", "--gpu", "h100", "--batch", "0"], "batch"),
+    (["specs", "h10"], "did you mean"),
+    (["specs", "--precision", "fp9"], "fp9"),
+])
+def test_bad_arguments_one_line_exit_2(capsys, argv, needle):
+    code, out, err = None, "", ""
+    try:
+        code, out, err = run(capsys, *argv)
+    except SystemExit as exc:  # argparse errors exit from inside parse_args
+        code = exc.code
+        out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("hwlib: error:")
+    assert needle in err
+
+
+def _subprocess(*argv):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "hwlib", *argv], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_subprocess_exit_codes():
+    ok = _subprocess("train", "--params", "405B", "--tokens", "15.6T", "--gpu", "h100", "--devices", "16384",
+                     "--json")
+    assert ok.returncode == 0, ok.stderr
+    data = json.loads(ok.stdout)
+    assert data["outputs"]["time_s"] / 86400 == pytest.approx(67.7, abs=0.1)
+    for argv in (["train", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--mfu", "1.5"],
+                 ["decode", "--params", "lots", "--gpu", "h100"],
+                 ["specs", "nope"]):
+        bad = _subprocess(*argv)
+        assert bad.returncode == 2, (argv, bad.stderr)
+        assert bad.stdout == ""
+        assert len(bad.stderr.strip().splitlines()) == 1 and bad.stderr.startswith("hwlib: error:")

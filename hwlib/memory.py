@@ -132,6 +132,8 @@ def activation_bytes(seq_len, batch, hidden, n_layers, n_heads, tensor_parallel=
     a = _check.integer("n_heads", n_heads)
     t = _check.integer("tensor_parallel", tensor_parallel)
     mode = _check.choice("recompute", recompute, RECOMPUTE)
+    if not isinstance(sequence_parallel, bool):
+        raise ValueError(f"sequence_parallel must be True or False; got {sequence_parallel!r}")
     linear = 34.0 / t if sequence_parallel else 10.0 + 24.0 / t
     attention = 5.0 * a * s / (h * t)
     per_token_hidden = {"none": linear + attention, "selective": linear, "full": 2.0}[mode]

@@ -127,6 +127,7 @@ BAD = [
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=0), "n_heads"),
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, tensor_parallel=0), "tensor_parallel"),
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, recompute="some"), "recompute"),
+    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, sequence_parallel="yes"), "sequence_parallel"),
     (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=8, stage=4), "stage"),
     (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=8, stage=-1), "stage"),
     (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=0, stage=1), "n_devices"),

@@ -71,7 +71,8 @@ def training_state_bytes(n_params):
 
     7B -> 112 GB (does not fit one 80 GB GPU). Source: chapter 12 §8.1; the lesson.
     """
-    return sum(training_state_breakdown(n_params).values())
+    parts = training_state_breakdown(n_params)
+    return parts["weights"] + parts["gradients"] + parts["master"] + parts["adam"]
 
 
 def kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, batch=1, dtype="bf16"):

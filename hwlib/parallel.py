@@ -96,7 +96,7 @@ def pipeline_bubble_fraction(n_stages, n_microbatches, virtual_stages=1):
 
 
 def step_time_s(compute_s, comm_s, overlap=1.0):
-    """Step time when a fraction `overlap` of the communication can hide behind compute  [s]:
+    """Step time when a fraction `overlap` (one number) of the communication can hide behind compute  [s]:
     t = max(T_comp, f·T_comm) + (1 − f)·T_comm; f = 1 gives max(T_comp, T_comm), f = 0 gives the sum.
 
     Source: §6.3 ("overlapping this communication with computation").
@@ -104,7 +104,7 @@ def step_time_s(compute_s, comm_s, overlap=1.0):
     c = _check.nonnegative("compute_s", compute_s)
     m = _check.nonnegative("comm_s", comm_s)
     f = _check.nonnegative("overlap", overlap)
-    if np.any(f > 1):
-        raise ValueError(f"overlap must be a fraction in [0, 1] (e.g. 0.8 for 80 %); got {overlap!r}")
+    if np.ndim(f) != 0 or f > 1:
+        raise ValueError(f"overlap must be one fraction in [0, 1] (e.g. 0.8 for 80 %); got {overlap!r}")
     result = np.maximum(c, f * m) + (1.0 - f) * m
     return float(result) if np.ndim(result) == 0 else result

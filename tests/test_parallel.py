@@ -81,6 +81,7 @@ BAD = [
     (parallel.step_time_s, dict(compute_s=-1, comm_s=1), "compute_s"),
     (parallel.step_time_s, dict(compute_s=1, comm_s=float("nan")), "comm_s"),
     (parallel.step_time_s, dict(compute_s=1, comm_s=1, overlap=1.5), "overlap"),
+    (parallel.step_time_s, dict(compute_s=1, comm_s=1, overlap=[0.5, 0.6]), "overlap"),
 ]
 
 

@@ -1,0 +1,161 @@
+"""Judge one extracted answer against one check, in the grader's process.
+
+`judge(check, entry, expected)` returns a `Verdict`: score, whether it passed, and a message for the
+learner that says what was expected in kind and unit and gives the hint, but never the expected value
+of a hidden check. Nothing here raises on bad learner input.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import quantity
+from .spec import Check
+
+_TRUE = {"true", "yes", "y"}
+_FALSE = {"false", "no", "n"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str
+    score: float
+    max_score: float
+    passed: bool
+    answered: bool
+    message: str
+
+
+def describe(check: Check) -> str:
+    """What the answer should look like, e.g. "a size in bytes (e.g. 1.5e9 or '1.5 GB')"."""
+    if check.kind in quantity.KINDS:
+        dims, _unit, example = quantity.KINDS[check.kind]
+        return f"{quantity.dims_words(dims)} (e.g. {example})"
+    if check.kind == "bool":
+        return "True or False"
+    if check.kind == "choice":
+        return "one of " + ", ".join(repr(c) for c in check.choices)
+    return "a string"
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _num(x: float) -> str:
+    """Short form: 650000000.0 -> '6.5e8', 12.0 -> '12'."""
+    return f"{x:.4g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
+def _si(value, kind: str) -> str:
+    unit = quantity.KINDS[kind][1]
+    return f"{_num(value)} {unit}" if unit != "(no unit)" else _num(value)
+
+
+def _scale_note(got: float, want: float, raw) -> str:
+    """For public checks: spot a unit slip (GB vs GiB, a missing 1e9, bits vs bytes, %)."""
+    if want == 0 or got == 0:
+        return ""
+    ratio = got / want
+    slips = [(2**30 / 1e9, "GiB where GB was meant (or the reverse)"), (1e9 / 2**30, "GB where GiB was meant"),
+             (1e-9, "a number in G-units without the unit (write e.g. '2.5 GB')"),
+             (1e-6, "a number in M-units without the unit"), (1e-12, "a number in T-units without the unit"),
+             (1e-3, "a number in k-units (or ms) without the unit"), (1 / 3600, "hours without the unit"),
+             (1 / 60, "minutes without the unit"), (1 / 86400, "days without the unit"),
+             (0.125, "bits where bytes were meant"), (100, "a percentage where a fraction was meant")]
+    for factor, what in slips:
+        if abs(ratio / factor - 1) < 0.02:
+            return f" Your value would be right if it were off by that unit: it looks like {what}."
+    return ""
+
+
+def _numeric(check: Check, raw, want, public: bool):
+    """(passed, message) for a number or quantity string against `want` (SI float or list)."""
+    if isinstance(want, list):
+        if not isinstance(raw, list) or len(raw) != len(want):
+            return False, f"expected a list of {len(want)} values, each {describe(check)}; got {_show(raw)}"
+        results = [_numeric(check, r, w, public) for r, w in zip(raw, want)]
+        bad = [i for i, (ok, _) in enumerate(results) if not ok]
+        if not bad:
+            return True, "all values correct"
+        return False, f"item {bad[0] + 1} of {len(want)}: {results[bad[0]][1]}"
+    if isinstance(raw, bool):
+        return False, f"{_show(raw)} is a truth value; expected {describe(check)}"
+    if isinstance(raw, str) and raw.strip().lower() in ("nan", "inf", "-inf"):
+        return False, f"{raw} is not a finite number; expected {describe(check)}"
+    try:
+        got = quantity.to_si(raw, check.kind)
+    except quantity.QuantityError as exc:
+        return False, f"{exc}; expected {describe(check)}."
+    shown = _show(raw) if isinstance(raw, str) else _si(got, check.kind)
+    if abs(got - want) <= check.atol + check.rtol * abs(want):
+        return True, f"{shown} is correct"
+    tol = f"within {check.rtol:.0%}" if check.rtol and not check.atol else "within the tolerance"
+    note = _scale_note(got, want, raw) if public else ""
+    if isinstance(raw, str):
+        shown += f" (= {_si(got, check.kind)})"
+    return False, f"{shown} is not {tol} of the expected value.{note}"
+
+
+def _text(check: Check, raw, accepted) -> tuple[bool, str]:
+    if not isinstance(raw, str):
+        return False, f"expected {describe(check)}; got {_show(raw)}"
+    norm = " ".join(raw.split()).casefold()
+    if check.kind == "choice" and norm not in {" ".join(c.split()).casefold() for c in check.choices}:
+        return False, f"{_show(raw)} is not one of the choices: " + ", ".join(map(repr, check.choices))
+    if norm in {" ".join(a.split()).casefold() for a in accepted}:
+        return True, f"{_show(raw)} is correct"
+    return False, f"{_show(raw)} is not the expected answer"
+
+
+def _boolean(check: Check, raw, want: bool) -> tuple[bool, str]:
+    value = raw
+    if isinstance(raw, str) and raw.strip().lower() in _TRUE | _FALSE:
+        value = raw.strip().lower() in _TRUE
+    if not isinstance(value, bool):
+        return False, f"expected True or False; got {_show(raw)}"
+    return (value == want), (f"{value} is correct" if value == want else f"{value} is not correct")
+
+
+def judge(check: Check, entry: dict | None, expected, public: bool = True) -> Verdict:
+    """Compare one extracted `entry` ({"status": ..., "value": ...}) with the `expected` value from
+    `spec.expected_value`. `public=False` leaves out unit-slip notes for hidden checks."""
+    who = f"`{check.answer}`" + ("(...)" if check.is_call else "")
+
+    def verdict(passed, answered, msg):
+        text = f"{who}: {msg}"
+        if not passed and check.hint:
+            text += f" Hint: {check.hint}"
+        return Verdict(check.name, check.points if passed else 0.0, check.points, passed, answered, text)
+
+    entry = entry or {"status": "not_extracted"}
+    status = entry.get("status")
+    if status == "missing":
+        defined = "function" if check.is_call else "variable"
+        return verdict(False, False, f"not answered: no {defined} named {check.answer}; "
+                                     f"expected {describe(check)}.")
+    if status == "not_callable":
+        return verdict(False, True, f"should be a function, but it is a {entry.get('type')}.")
+    if status == "error":
+        what = "calling it" if check.is_call else "reading it"
+        return verdict(False, True, f"{what} raised {entry.get('error')}")
+    if status == "unsupported":
+        if entry.get("type") == "ellipsis":
+            return verdict(False, False, f"not answered (still `...`); expected {describe(check)}.")
+        return verdict(False, True, f"a {entry.get('type')} cannot be graded; expected {describe(check)}.")
+    if status != "ok":
+        return verdict(False, False, "not answered: the notebook did not get far enough to read "
+                                     "this answer (see the run's notes).")
+    raw = entry["value"]
+    if raw is None:
+        return verdict(False, False, f"not answered (None); expected {describe(check)}.")
+    if check.kind in quantity.KINDS:
+        passed, msg = _numeric(check, raw, expected, public)
+    elif check.kind == "bool":
+        passed, msg = _boolean(check, raw, expected)
+    else:
+        passed, msg = _text(check, raw, expected)
+    if not passed and isinstance(raw, float) and math.isnan(raw):
+        msg = "NaN is not an answer"
+    return verdict(passed, True, msg)

@@ -1,0 +1,258 @@
+"""Exercises and their checks: read `exercises/<id>/checks.yaml` (format: exercises/FORMAT.md),
+merge an instructor's hidden checks, and compute expected values in the grader process.
+
+Expected values are computed here, outside any learner kernel: either a literal (`expected`, in SI
+units or a string with a unit) or a Python expression (`expr`) over math, numpy and the hwlib modules.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import yaml
+
+from . import quantity
+
+EXERCISES_DIR = Path(__file__).resolve().parents[2] / "exercises"
+PUBLIC_DIR = Path(__file__).resolve().parent / "public"  # copies shipped inside hwlib (for Colab)
+OTHER_KINDS = ("bool", "choice", "string")
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KEYS = {"name", "answer", "kind", "expected", "expr", "args", "kwargs", "rtol", "atol", "points",
+         "hint", "source", "choices", "visibility"}
+_HWLIB_MODULES = ("specs", "memory", "flops", "roofline", "formats", "parallel", "units", "models")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One graded answer. `hidden` is True for checks that came from an instructor's folder."""
+
+    name: str
+    kind: str
+    answer: str
+    expected: object = None
+    expr: str | None = None
+    args: tuple | None = None
+    kwargs: dict | None = None
+    rtol: float = 0.02
+    atol: object = 0.0
+    points: float = 1.0
+    hint: str = ""
+    source: str = ""
+    choices: tuple = ()
+    visibility: str = "visible"
+    hidden: bool = False
+
+    @property
+    def is_call(self) -> bool:
+        return self.args is not None or self.kwargs is not None
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    title: str = ""
+    grading: dict = field(default_factory=dict)
+    checks: tuple = ()
+    folder: Path | None = None
+
+    @property
+    def max_score(self) -> float:
+        return float(sum(c.points for c in self.checks))
+
+
+def _plain_literal(value, where: str, depth: int = 0):
+    """Arguments sent into a learner's kernel must be plain literals (numbers, strings, lists)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)) and depth < 3:
+        return [_plain_literal(v, where, depth + 1) for v in value]
+    raise ValueError(f"{where}: arguments must be numbers, strings, booleans, None or lists of "
+                     f"them; got {value!r}")
+
+
+def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
+    if not isinstance(d, dict):
+        raise ValueError(f"{where}: each check must be a mapping, got {d!r}")
+    unknown = set(d) - _KEYS
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {sorted(unknown)}; accepted: {sorted(_KEYS)}")
+    name = d.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"{where}: name must be an identifier like 'weights_bf16'; got {name!r}")
+    where = f"{where} ({name})"
+    kind = d.get("kind")
+    if kind not in quantity.KINDS and kind not in OTHER_KINDS:
+        raise ValueError(f"{where}: kind must be one of {list(quantity.KINDS) + list(OTHER_KINDS)}; "
+                         f"got {kind!r}")
+    answer = d.get("answer", name)
+    if not isinstance(answer, str) or not _NAME.match(answer):
+        raise ValueError(f"{where}: answer must be a variable name; got {answer!r}")
+    if ("expected" in d) == ("expr" in d):
+        raise ValueError(f"{where}: give exactly one of 'expected' and 'expr'")
+    if "expr" in d and not isinstance(d["expr"], str):
+        raise ValueError(f"{where}: expr must be a string (a Python expression); got {d['expr']!r}")
+    args = d.get("args")
+    kwargs = d.get("kwargs")
+    if args is not None and not isinstance(args, list):
+        raise ValueError(f"{where}: args must be a list; got {args!r}")
+    if kwargs is not None and (not isinstance(kwargs, dict)
+                               or not all(isinstance(k, str) and _NAME.match(k) for k in kwargs)):
+        raise ValueError(f"{where}: kwargs must map argument names to values; got {kwargs!r}")
+    num = {}
+    for key, default in (("rtol", 0.02), ("points", 1.0)):
+        value = d.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(f"{where}: {key} must be a number >= 0; got {value!r}")
+        num[key] = float(value)
+    atol = d.get("atol", 0.0)
+    if kind in quantity.KINDS:
+        atol = quantity.to_si(atol, kind) if isinstance(atol, (str, int, float)) else -1
+        if not (isinstance(atol, float) and atol >= 0):
+            raise ValueError(f"{where}: atol must be a number >= 0 or a quantity string")
+    choices = d.get("choices", [])
+    if kind == "choice" and (not isinstance(choices, list) or len(choices) < 2
+                             or not all(isinstance(c, str) for c in choices)):
+        raise ValueError(f"{where}: a choice check needs 'choices', a list of at least two strings")
+    visibility = d.get("visibility", "after_published" if hidden else "visible")
+    if visibility not in VISIBILITIES:
+        raise ValueError(f"{where}: visibility must be one of {VISIBILITIES}; got {visibility!r}")
+    check = Check(name=name, kind=kind, answer=answer, expected=d.get("expected"), expr=d.get("expr"),
+                  args=None if args is None and kwargs is None else tuple(_plain_literal(args or [], where)),
+                  kwargs=None if kwargs is None else {k: _plain_literal(v, where) for k, v in kwargs.items()},
+                  rtol=num["rtol"], atol=float(atol or 0.0), points=num["points"],
+                  hint=str(d.get("hint", "")), source=str(d.get("source", "")),
+                  choices=tuple(choices), visibility=visibility, hidden=hidden)
+    if "expected" in d:
+        expected_value(check)  # a literal that cannot be read is an authoring error: fail at load
+    return check
+
+
+def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = None) -> Exercise:
+    """Validate a checks mapping (as read from YAML)."""
+    if not isinstance(data, dict) or not isinstance(data.get("checks"), list):
+        raise ValueError(f"{where}: expected a mapping with 'exercise' and a list 'checks'")
+    ex_id = data.get("exercise")
+    if not isinstance(ex_id, str) or not _NAME.match(ex_id):
+        raise ValueError(f"{where}: 'exercise' must be the exercise id, e.g. ex01_memory_budget")
+    grading = data.get("grading") or {}
+    if not isinstance(grading, dict) or set(grading) - {"timeout_cell", "timeout_total", "memory_mb"}:
+        raise ValueError(f"{where}: grading accepts timeout_cell, timeout_total and memory_mb")
+    checks = tuple(_check_from_dict(c, f"{where}: check {i + 1}", hidden)
+                   for i, c in enumerate(data["checks"]))
+    names = [c.name for c in checks]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where}: check names must be unique; got {names}")
+    return Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder)
+
+
+def load_checks(path, hidden: bool = False) -> Exercise:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"cannot read checks file {path}: {exc}") from None
+    return parse_checks(data, str(path), hidden, path.parent)
+
+
+def find_exercise(name) -> Path:
+    """The checks file of an exercise given its id ('ex01_memory_budget'), a unique prefix ('ex01'),
+    its folder, or a file inside that folder."""
+    p = Path(name)
+    if p.is_file() and p.name != "checks.yaml":
+        p = p.parent
+    if p.is_dir() and (p / "checks.yaml").is_file():
+        return p / "checks.yaml"
+    if p.is_file():
+        return p
+    for base in (EXERCISES_DIR, PUBLIC_DIR):
+        if (base / str(name) / "checks.yaml").is_file():
+            return base / str(name) / "checks.yaml"
+        if (base / f"{name}.yaml").is_file():
+            return base / f"{name}.yaml"
+    known = sorted(d.name for d in EXERCISES_DIR.glob("ex*") if (d / "checks.yaml").is_file())
+    matches = [k for k in known if k.startswith(str(name))]
+    if len(matches) == 1:
+        return EXERCISES_DIR / matches[0] / "checks.yaml"
+    raise KeyError(f"exercise {str(name)!r} not found; known exercises: {', '.join(known) or 'none'}")
+
+
+def load_exercise(name, checks_dir=None) -> Exercise:
+    """Public checks of an exercise, extended/overridden by `checks_dir/<id>.yaml` (or
+    `checks_dir/<id>/checks.yaml`) when a hidden-checks folder is given."""
+    ex = load_checks(find_exercise(name))
+    if checks_dir is None:
+        return ex
+    base = Path(checks_dir)
+    if not base.is_dir():
+        raise ValueError(f"--checks must be a folder of hidden checks; got {str(base)!r}")
+    for candidate in (base / f"{ex.id}.yaml", base / ex.id / "checks.yaml"):
+        if candidate.is_file():
+            return merge(ex, load_checks(candidate, hidden=True))
+    return ex
+
+
+def merge(public: Exercise, hidden: Exercise) -> Exercise:
+    """Hidden checks replace public ones of the same name and add the others, in file order."""
+    if hidden.id != public.id:
+        raise ValueError(f"hidden checks are for {hidden.id!r}, not {public.id!r}")
+    by_name = {c.name: c for c in hidden.checks}
+    checks = [by_name.pop(c.name, c) for c in public.checks] + list(by_name.values())
+    return replace(public, checks=tuple(checks), grading={**public.grading, **hidden.grading})
+
+
+_BUILTINS = {"abs": abs, "min": min, "max": max, "round": round, "int": int, "float": float,
+             "sum": sum, "len": len, "range": range, "bool": bool, "list": list}
+
+
+class _Scope(dict):
+    """Names an `expr` may use; hwlib modules are imported on first use."""
+
+    def __missing__(self, key):
+        if key in _HWLIB_MODULES:
+            self[key] = importlib.import_module(f"hwlib.{key}")
+            return self[key]
+        raise KeyError(key)
+
+
+def _number(value, check: Check):
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "ndarray":
+        return [_number(v, check) for v in list(value)]
+    if isinstance(value, str):
+        return quantity.to_si(value, check.kind)
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"check {check.name}: expected value is not finite ({value})")
+    return value
+
+
+def expected_value(check: Check):
+    """The expected answer in SI units (float or list of floats), a bool, or a tuple of accepted
+    strings. Runs `expr` in this (the grader's) process; errors name the check."""
+    raw = check.expected
+    if check.expr is not None:
+        scope = _Scope(math=math, args=list(check.args or []), kwargs=dict(check.kwargs or {}),
+                       np=importlib.import_module("numpy"), __builtins__=_BUILTINS)
+        try:
+            raw = eval(compile(check.expr, f"<check {check.name}>", "eval"), scope)
+        except Exception as exc:
+            raise ValueError(f"check {check.name}: expr {check.expr!r} failed: "
+                             f"{type(exc).__name__}: {exc}") from exc
+    if check.kind in quantity.KINDS:
+        return _number(raw, check)
+    if check.kind == "bool":
+        if type(raw).__name__ not in ("bool", "bool_"):
+            raise ValueError(f"check {check.name}: expected must be true or false; got {raw!r}")
+        return bool(raw)
+    accepted = tuple(raw) if isinstance(raw, (list, tuple)) else (raw,)
+    if not accepted or not all(isinstance(a, str) for a in accepted):
+        raise ValueError(f"check {check.name}: expected must be a string or a list of strings")
+    if check.kind == "choice":
+        wrong = [a for a in accepted if a.strip().casefold() not in
+                 {c.strip().casefold() for c in check.choices}]
+        if wrong:
+            raise ValueError(f"check {check.name}: expected {wrong} not among choices {list(check.choices)}")
+    return accepted

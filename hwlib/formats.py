@@ -255,11 +255,7 @@ def decompose(value, name, saturate: bool = True) -> Decomposition:
     biased = int(e, 2)
     kind = ("nan" if np.isnan(rep) else "inf" if np.isinf(rep) else "zero" if rep == 0
             else "subnormal" if biased == 0 else "normal")
-    unbiased = (1 - fmt.bias) if biased == 0 else biased - fmt.bias
-    if kind in ("normal", "subnormal"):   # the formula, checked against ml_dtypes' own value
-        lead = 1 if kind == "normal" else 0
-        formula = (-1) ** int(raw[0]) * 2.0**unbiased * (lead + int(m, 2) / 2**fmt.mantissa_bits)
-        assert formula == rep, (formula, rep)
+    unbiased = (1 - fmt.bias) if biased == 0 else biased - fmt.bias   # subnormals use 1 - bias
     return Decomposition(n, float(value), f"{raw[0]} {e} {m}", int(raw[0]), e, m, biased, unbiased,
                          kind, rep, err, rel)
 
@@ -268,7 +264,7 @@ def all_values(name) -> np.ndarray:
     """Every finite value of a format of at most 8 bits, sorted (for plotting the number line)."""
     n, fmt = canonical(name), info(name)
     if fmt.bits > 8:
-        raise ValueError(f"format {n!r} has {fmt.bits} bits; all_values enumerates formats of <= 8 bits")
+        raise ValueError(f"format {n!r} has {fmt.bits} bits; all_values lists formats of <= 8 bits")
     vals = np.arange(2**fmt.bits, dtype=np.uint8).view(_DTYPES[n]).astype(np.float64)
     return np.unique(vals[np.isfinite(vals)])
 

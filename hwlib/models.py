@@ -125,6 +125,8 @@ _ALIASES = {"gpt2": "GPT-2 small", "gpt-2": "GPT-2 small", "gpt2 small": "GPT-2 
             "llama-2-70b-hf": "Llama 2 70B", "meta-llama-3-8b": "Llama 3 8B",
             "meta-llama-3-70b": "Llama 3 70B", "llama 3.1 405b": "Llama 3 405B",
             "meta-llama-3.1-405b": "Llama 3 405B"}
+_LOOKUP = {_check.normalize(n): n for n in _MODELS}
+_LOOKUP.update({_check.normalize(a): t for a, t in _ALIASES.items()})
 
 
 def names() -> list[str]:
@@ -135,8 +137,7 @@ def names() -> list[str]:
 def get(name: str) -> ModelShape:
     """A built-in shape by name, ignoring case, spaces, dashes and underscores ("llama-3-8b",
     "gpt2"); unknown names raise KeyError with close matches and the accepted names."""
-    lookup = {_check.normalize(n): n for n in _MODELS}
-    lookup.update({_check.normalize(a): t for a, t in _ALIASES.items()})
+    lookup = _LOOKUP
     key = _check.normalize(name) if isinstance(name, str) else ""
     if key in lookup:
         return _MODELS[lookup[key]]

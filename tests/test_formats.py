@@ -204,3 +204,10 @@ def test_table():
     by = {r["name"]: r for r in rows}
     assert by["fp8_e4m3"]["max"] == 448 and by["tf32"]["bits"] == 19 and by["tf32"]["storage_bytes"] == 4
     assert all(r["typical_use"] for r in rows)
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(formats)
+    assert result.attempted > 0 and result.failed == 0

@@ -114,3 +114,10 @@ def test_table_and_sources():
     assert all(models.get(n).source for n in models.names())
     row = models.table(["llama-3-70b"])[0]
     assert row["n_params"] == models.get("Llama 3 70B").n_params() and row["head_dim"] == 128
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(models)
+    assert result.attempted > 0 and result.failed == 0

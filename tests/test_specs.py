@@ -167,3 +167,10 @@ def test_accelerator_is_frozen_and_hashable():
     with pytest.raises(TypeError):
         acc.flops["fp32"] = 1.0
     assert len({acc, specs.get("tesla t4")}) == 1
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(specs)
+    assert result.attempted > 0 and result.failed == 0

@@ -87,3 +87,10 @@ def test_format_seconds_rejects_negative():
 ])
 def test_format_usd(x, expected):
     assert units.format_usd(x) == expected
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(units)
+    assert result.attempted > 0 and result.failed == 0

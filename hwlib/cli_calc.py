@@ -224,8 +224,11 @@ def cmd_decode(args) -> int:
     rep.result("tokens_per_s_bound", "tokens/s ≤ B·β / (W + B·KV)",
                f"{fmt(args.batch)} × {fmt(acc.bandwidth)} / ({fmt(w)} + {fmt(args.batch)} × {fmt(kv)})",
                tps, f"{tps:,.1f} tokens/s ({tps / args.batch:,.1f} per sequence)")
-    if args.precision in acc.precisions():
+    try:
         pi = acc.peak_flops(args.precision)
+    except ValueError as exc:  # e.g. a T4 has no bf16 rate: the bandwidth bound still stands
+        rep.say(f"compute ceiling not shown: {exc}")
+    else:
         compute = pi / flops.forward_flops(n, 1)
         rep.result("tokens_per_s_compute_bound", "tokens/s ≤ π / 2N", f"{fmt(pi)} / (2 × {fmt(n)})",
                    compute, f"{compute:,.0f} tokens/s")

@@ -126,6 +126,12 @@ def test_decode(capsys):
     expected = flops.decode_tokens_per_s_bound(memory.weights_bytes(shape.n_params()), H100.bandwidth, 16, kv)
     assert data["outputs"]["tokens_per_s_bound"] == pytest.approx(expected)
     assert data["outputs"]["kv_bytes_per_sequence"] == kv
+    # a part without the compute precision still gets its bandwidth bound (T4: no bf16)
+    data = run_json(capsys, "decode", "--params", "1.3B", "--gpu", "t4")
+    assert data["outputs"]["tokens_per_s_bound"] == pytest.approx(specs.get("T4").bandwidth / 2.6e9)
+    assert "tokens_per_s_compute_bound" not in data["outputs"]
+    data = run_json(capsys, "decode", "--params", "1.3B", "--gpu", "t4", "--precision", "fp16")
+    assert data["outputs"]["tokens_per_s_compute_bound"] == pytest.approx(specs.get("T4").peak_flops("fp16") / 2.6e9)
 
 
 def test_specs(capsys):

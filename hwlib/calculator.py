@@ -1,0 +1,276 @@
+"""The napkin-math calculator of chapter 9: memory, FLOPs, time, cost and the decode ceiling in one call.
+
+>>> est = estimate(model="GPT-2 small", tokens=10e9, gpu="H100 SXM", mfu=0.4, price_per_hour=3.0)
+>>> round(est.training_time_s / 3600, 1)          # 6ND / (u·π·G), in hours
+5.2
+>>> est["training_flops"].formula
+'C = 6·N·D'
+
+This module owns no formula. Each quantity is computed by the hwlib function that defines it
+(`hwlib.models`, `memory`, `flops`, `roofline`, `specs`); `estimate` only wires them together and
+keeps, for every quantity, its value in SI units, its formula, the function that computed it and the
+numbers that went in, so a reader can check each line by hand.
+
+Sources: the lesson "Compute, hardware and scale basics" (the whole calculator, its worked examples
+and exercises 1-2) and chapter 12 §8 of the seed (C ≈ 6ND, t = 6ND / (u·π·G), 16 B/param, decode).
+"""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+from . import _check, flops, memory, models, roofline, specs, units
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One line of an estimate: value in SI units, formula, the hwlib function and its inputs."""
+    key: str
+    label: str
+    value: object          # float (SI units), int, bool or str
+    unit: str              # "params", "bytes", "FLOP", "FLOP/s", "FLOP/byte", "s", "h", "USD", ...
+    formula: str
+    function: str
+    inputs: str = ""
+
+    def text(self) -> str:
+        """The value in human units (GB, TFLOP/s, h, $), labelled; never used for arithmetic."""
+        v, u = self.value, self.unit
+        if isinstance(v, bool) or isinstance(v, str):
+            return str(v)
+        fmt = {"bytes": units.format_bytes, "FLOP": units.format_flops, "FLOP/s": units.format_rate,
+               "s": units.format_seconds, "USD": units.format_usd}
+        if u in fmt:
+            return fmt[u](v)
+        if u == "params":
+            return units.format_si(v, "", 3).strip() + " params"
+        if isinstance(v, int) or 100 <= abs(v) < 1e6:
+            return f"{v:,.0f} {u}".strip()
+        mantissa, _, exponent = f"{v:.3g}".partition("e")
+        return (f"{mantissa}e{int(exponent)}" if exponent else mantissa) + f" {u}".rstrip()
+
+
+@dataclass(repr=False)
+class Estimate:
+    """What `estimate` returns: `est.key` is a value (SI units), `est["key"]` its Quantity."""
+    inputs: dict
+    quantities: dict = field(default_factory=dict)
+    missing: dict = field(default_factory=dict)   # key -> what it would need
+
+    def __getitem__(self, key: str) -> Quantity:
+        if key in self.quantities:
+            return self.quantities[key]
+        raise KeyError(self._why(key))
+
+    def __getattr__(self, key: str):
+        if key.startswith("_") or key in ("inputs", "quantities", "missing"):
+            raise AttributeError(key)
+        try:
+            return self[key].value
+        except KeyError as exc:
+            raise AttributeError(exc.args[0]) from None
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.quantities
+
+    def _why(self, key: str) -> str:
+        if key in self.missing:
+            return f"{key} was not computed: it needs {self.missing[key]}"
+        return f"no quantity {key!r}; available: {', '.join(self.quantities)}"
+
+    def rows(self) -> list[dict]:
+        """One dict per quantity (for tables): key, label, value, unit, text, formula, function, inputs."""
+        return [{"key": q.key, "label": q.label, "value": q.value, "unit": q.unit, "text": q.text(),
+                 "formula": q.formula, "function": q.function, "inputs": q.inputs}
+                for q in self.quantities.values()]
+
+    def to_dict(self) -> dict:
+        """{key: value} in SI units, plus the inputs under "inputs"."""
+        return {"inputs": dict(self.inputs), **{k: q.value for k, q in self.quantities.items()}}
+
+    def __repr__(self) -> str:
+        what = self.inputs.get("model") or f"N={self.inputs.get('n_params'):.3g}"
+        return f"<Estimate {what} on {self.inputs.get('n_gpus')} x {self.inputs.get('gpu')}: {len(self.quantities)} quantities>"
+
+    def __str__(self) -> str:
+        rows = self.rows()
+        w1 = max(len(r["label"]) for r in rows)
+        w2 = max(len(r["text"]) for r in rows)
+        lines = [f"{r['label']:<{w1}}  {r['text']:>{w2}}   {r['formula']}" for r in rows]
+        return "\n".join(lines + [f"({k}: needs {v})" for k, v in self.missing.items()])
+
+    def _repr_html_(self) -> str:
+        cells = "".join(
+            f"<tr><td>{html.escape(r['label'])}</td><td style='text-align:right'>{html.escape(r['text'])}"
+            f"</td><td><code>{html.escape(r['formula'])}</code></td><td>{html.escape(r['inputs'])}</td>"
+            f"<td><code>{html.escape(r['function'])}</code></td></tr>" for r in self.rows())
+        return ("<table><thead><tr><th>quantity</th><th>value</th><th>formula</th><th>numbers</th>"
+                f"<th>hwlib function</th></tr></thead><tbody>{cells}</tbody></table>")
+
+
+_ACTIVATION_FORMULA = {"none": "s·b·h·L·(34 + 5·a·s/h)", "selective": "s·b·h·L·34", "full": "2·s·b·h·L"}
+"""memory.activation_bytes with t = 1 (Korthikanti et al. 2022, Table 2), per recompute mode."""
+
+
+def _g(x) -> str:
+    return f"{x:.3g}"
+
+
+def _shape(model):
+    if model is None or isinstance(model, models.ModelShape):
+        return model
+    if isinstance(model, str):
+        return models.get(model)
+    raise ValueError(f"model must be a name from hwlib.models ({', '.join(models.names())}), "
+                     f"a ModelShape or None; got {model!r}")
+
+
+def _precision(gpu, precision):
+    """bf16 where the part has it, else fp16 (T4); an explicit precision is checked by the spec sheet."""
+    if precision is not None:
+        gpu.peak_flops(precision)  # ValueError naming the part's precisions
+        return precision
+    return "bf16" if "bf16" in gpu.precisions() else "fp16"
+
+
+def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1, mfu=0.4,
+             price_per_hour=None, precision=None, weights_dtype="bf16", kv_dtype="bf16",
+             seq_len=4096, batch=1, zero_stage=0, recompute="none", scaling_efficiency=1.0,
+             serve_gpus=None, n_layers=None, n_kv_heads=None, head_dim=None) -> Estimate:
+    """Napkin math for a model on an accelerator (lesson "Compute, hardware and scale basics").
+
+    model: a name from `hwlib.models` ("Llama 3 8B"), a ModelShape, or None with `n_params`.
+    n_params: parameter count N (overrides the shape's count). tokens: training tokens D (optional;
+    without it there is no training time or cost). gpu: spec-sheet name or Accelerator. n_gpus: G
+    for training. mfu: u in (0, 1]. price_per_hour: USD per GPU-hour (default: the spec sheet's,
+    where it has one). precision: the peak used for time (default bf16, fp16 where the part has no
+    bf16). weights_dtype / kv_dtype: storage formats for inference. seq_len, batch: sequences of
+    seq_len tokens per step, for the KV cache, the activations and decoding. zero_stage, recompute:
+    see memory.zero_bytes_per_device and memory.activation_bytes. serve_gpus: GPUs for serving
+    (default: the fewest that hold weights + KV cache). n_layers, n_kv_heads, head_dim: KV-cache
+    shape when no ModelShape is given (the lesson's exercise 1).
+    Returns an Estimate; `print(est)` shows every quantity with its formula.
+    """
+    shape = _shape(model)
+    if n_params is None and shape is None:
+        raise ValueError("give model= (a name from hwlib.models or a ModelShape) or n_params= (a parameter "
+                         "count); got neither")
+    acc = specs.get(gpu) if isinstance(gpu, str) else gpu
+    prec = _precision(acc, precision)
+    g = _check.integer("n_gpus", n_gpus)
+    u = _check.fraction("mfu", mfu)
+    s_len = _check.integer("seq_len", seq_len)
+    b = _check.integer("batch", batch)
+    price = acc.price_per_hour_usd if price_per_hour is None else _check.nonnegative("price_per_hour",
+                                                                                    price_per_hour)
+    kv_shape = (n_layers, n_kv_heads, head_dim)
+    if any(v is not None for v in kv_shape) and not all(v is not None for v in kv_shape):
+        raise ValueError(f"n_layers, n_kv_heads and head_dim go together (the KV-cache shape); got "
+                         f"n_layers={n_layers!r}, n_kv_heads={n_kv_heads!r}, head_dim={head_dim!r}")
+    if shape is not None and n_layers is None:
+        kv_shape = (shape.n_layers, shape.n_kv_heads, shape.head_dim)
+    est = Estimate(inputs=dict(model=getattr(shape, "name", None), n_params=n_params, tokens=tokens,
+                               gpu=acc.name, n_gpus=g, mfu=u, price_per_hour=price, precision=prec,
+                               weights_dtype=weights_dtype, kv_dtype=kv_dtype, seq_len=s_len, batch=b,
+                               zero_stage=zero_stage, recompute=recompute,
+                               scaling_efficiency=scaling_efficiency, serve_gpus=serve_gpus))
+    q = est.quantities
+
+    def put(key, label, value, unit, formula, function, inputs=""):
+        q[key] = Quantity(key, label, value, unit, formula, function, inputs)
+        return value
+
+    # --- model size -------------------------------------------------------------------------
+    if n_params is not None:
+        n = put("n_params", "parameters N", _check.positive("n_params", n_params), "params", "N (given)",
+                "argument n_params")
+    else:
+        n = put("n_params", "parameters N", float(shape.n_params()), "params",
+                "N = embeddings + L·(attention + MLP) + norms", "hwlib.models.ModelShape.n_params",
+                f"{shape.name}: V={shape.vocab_size}, d={shape.d_model}, L={shape.n_layers}, "
+                f"h={shape.n_heads}, h_kv={shape.n_kv_heads}, d_ff={shape.d_ff}")
+
+    # --- memory -------------------------------------------------------------------------------
+    w = put("weights_bytes", f"weights ({weights_dtype})", memory.weights_bytes(n, weights_dtype), "bytes",
+            "W = N·b", "hwlib.memory.weights_bytes", f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B")
+    put("training_state_bytes", "training state (AdamW, mixed precision)", memory.training_state_bytes(n),
+        "bytes", "S = (2 + 2 + 4 + 8)·N = 16·N", "hwlib.memory.training_state_bytes", f"16 × {_g(n)}")
+    state = put("training_state_per_gpu", f"training state per GPU (ZeRO stage {zero_stage}, G={g})",
+                memory.zero_bytes_per_device(n, g, zero_stage), "bytes",
+                "stage 0: 16N; 1: 4N + 12N/G; 2: 2N + 14N/G; 3: 16N/G",
+                "hwlib.memory.zero_bytes_per_device", f"N={_g(n)}, G={g}")
+    if shape is not None:
+        act = put("activation_bytes", f"activations (recompute={recompute})",
+                  memory.activation_bytes(s_len, b, shape.d_model, shape.n_layers, shape.n_heads,
+                                          recompute=recompute), "bytes",
+                  _ACTIVATION_FORMULA[_check.choice("recompute", recompute, memory.RECOMPUTE)],
+                  "hwlib.memory.activation_bytes",
+                  f"s={s_len}, b={b}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}")
+        total = put("training_bytes_per_gpu", "training memory per GPU", state + act, "bytes",
+                    "state per GPU + activations", "sum of the two lines above")
+        put("fits_training", f"training fits one {acc.name}", bool(total <= acc.memory_bytes), "",
+            "training memory per GPU ≤ GPU memory", "comparison", units.format_bytes(acc.memory_bytes))
+    else:
+        est.missing["activation_bytes"] = "a model shape (model=...), for hidden size, layers and heads"
+    kv = 0.0
+    if kv_shape[0] is not None:
+        kv = put("kv_cache_bytes", f"KV cache ({kv_dtype}, {b} × {s_len} tokens)",
+                 memory.kv_cache_bytes(*kv_shape, s_len, b, kv_dtype), "bytes", "KV = 2·L·h_kv·d_head·s·B·b",
+                 "hwlib.memory.kv_cache_bytes",
+                 f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × {s_len} × {b} × "
+                 f"{memory.bytes_per_value(kv_dtype):g} B")
+    else:
+        est.missing["kv_cache_bytes"] = "a model shape or n_layers, n_kv_heads and head_dim"
+    m_inf = put("inference_bytes", "inference memory (weights + KV)", memory.inference_bytes(n, weights_dtype, kv),
+                "bytes", "M = W + KV", "hwlib.memory.inference_bytes")
+    need = max(1, math.ceil(m_inf / acc.memory_bytes))
+    g_s = _check.integer("serve_gpus", need if serve_gpus is None else serve_gpus)
+    put("gpus_to_serve", f"{acc.name} GPUs needed to hold it", need, "", "⌈M / GPU memory⌉",
+        "ceiling division", f"{units.format_bytes(m_inf)} / {units.format_bytes(acc.memory_bytes)}")
+
+    # --- compute, time, cost ----------------------------------------------------------------
+    peak = put("peak_flops", f"peak per GPU ({prec}, dense)", acc.peak_flops(prec), "FLOP/s",
+               "π from the spec sheet", "hwlib.specs.Accelerator.peak_flops", acc.name)
+    put("forward_flops_per_token", "forward FLOPs per token", flops.forward_flops(n, 1), "FLOP",
+        "2·N", "hwlib.flops.forward_flops", f"2 × {_g(n)}")
+    if tokens is not None:
+        d = _check.positive("tokens", tokens)
+        c = put("training_flops", "training compute", flops.training_flops(n, d), "FLOP", "C = 6·N·D",
+                "hwlib.flops.training_flops", f"6 × {_g(n)} × {_g(d)}")
+        t = put("training_time_s", f"training time on {g} × {acc.name}",
+                flops.training_time_s(c, peak, u, g, scaling_efficiency), "s", "t = C / (u·π·G·η)",
+                "hwlib.flops.training_time_s",
+                f"{_g(c)} / ({u:g} × {_g(peak)} × {g} × {_g(scaling_efficiency)})")
+        put("training_tokens_per_s", "training throughput", d / t, "tokens/s", "D / t", "division")
+        put("gpu_hours", "GPU-hours", t * g / units.HOUR, "GPU-h", "G·t / 3600 s", "division")
+        if price is not None:
+            put("cost_usd", "training cost", flops.cost_usd(t, price, g), "USD", "G·t/3600 × price",
+                "hwlib.flops.cost_usd", f"{g} × {_g(t)} s / 3600 × {price:g} USD/h")
+        else:
+            est.missing["cost_usd"] = f"price_per_hour= (the spec sheet has no price for {acc.name})"
+    else:
+        for key in ("training_flops", "training_time_s", "cost_usd"):
+            est.missing[key] = "tokens= (the number of training tokens D)"
+
+    # --- decoding on the serving GPUs: a roofline of one step ---------------------------------
+    step_flops = flops.forward_flops(n, b)
+    step_bytes = w + kv
+    put("ridge_point", f"ridge point of {acc.name} ({prec})", roofline.ridge_point(peak, acc.bandwidth),
+        "FLOP/byte", "I* = π / β", "hwlib.roofline.ridge_point")
+    i_dec = put("decode_intensity", f"decode intensity (batch {b})", roofline.intensity(step_flops, step_bytes),
+                "FLOP/byte", "I = 2·N·B / (W + KV)", "hwlib.roofline.intensity",
+                f"{_g(step_flops)} / {_g(step_bytes)}")
+    put("decode_bound", "decode is", roofline.bound(i_dec, peak, acc.bandwidth) + "-bound", "",
+        "memory if I < I*, else compute", "hwlib.roofline.bound")
+    step = put("decode_step_s", f"time per decode step on {g_s} GPU(s)",
+               roofline.time_s(step_flops, step_bytes, peak * g_s, acc.bandwidth * g_s), "s",
+               "t = max(2·N·B / (G·π), (W + KV) / (G·β))", "hwlib.roofline.time_s",
+               f"G={g_s}, ideal split of weights and KV")
+    tps = put("decode_tokens_per_s", f"decode throughput (batch {b})", b / step, "tokens/s", "B / t_step",
+              "division")
+    if price is not None:
+        put("usd_per_million_tokens", "serving cost per million tokens",
+            flops.cost_usd(1e6 / tps, price, g_s), "USD", "10⁶ / (tokens/s) / 3600 × price × G",
+            "hwlib.flops.cost_usd")
+    return est

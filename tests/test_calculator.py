@@ -1,0 +1,143 @@
+"""hwlib.calculator: the lesson's worked examples and exercises through one call, composition with the
+functions that own each formula, display, and bad input."""
+import math
+
+import pytest
+
+from hwlib import calculator, flops, memory, models, roofline, specs
+
+HOUR, DAY = 3600.0, 86400.0
+H100 = specs.get("H100 SXM")
+
+
+def test_exercise1_memory_budget_1_3b():
+    est = calculator.estimate(n_params=1.3e9, n_layers=32, n_kv_heads=32, head_dim=64, seq_len=4096)
+    assert est.weights_bytes == pytest.approx(2.6e9)                  # ≈ 2.6 GB in bf16
+    assert est.training_state_bytes == pytest.approx(20.8e9)          # ≈ 21 GB
+    assert est.kv_cache_bytes == 2**30                                 # 1.07 GB = 1 GiB exactly
+    assert est.inference_bytes == pytest.approx(2.6e9 + 2**30)
+    int4 = calculator.estimate(n_params=1.3e9, weights_dtype="int4")
+    assert int4.weights_bytes == pytest.approx(0.65e9)                # ≈ 0.65 GB
+    assert "kv_cache_bytes" not in int4 and int4.inference_bytes == pytest.approx(0.65e9)
+
+
+def test_exercise2_time_and_cost_350m():
+    est = calculator.estimate(n_params=350e6, tokens=7e9, gpu="H100 SXM", mfu=0.35, price_per_hour=3.0)
+    assert est.training_flops == pytest.approx(1.47e19)
+    assert est.training_time_s / HOUR == pytest.approx(11.8, abs=0.05)   # "≈ 12 hours"
+    assert est.cost_usd == pytest.approx(35.4, abs=0.05)                 # "≈ $36"
+    eight = calculator.estimate(n_params=350e6, tokens=7e9, n_gpus=8, mfu=0.35, scaling_efficiency=0.9,
+                                price_per_hour=3.0)
+    assert eight.training_time_s / HOUR == pytest.approx(1.64, abs=0.01)  # "≈ 1.7 hours on eight"
+    assert eight.gpu_hours == pytest.approx(est.gpu_hours / 0.9)         # same work, 10 % lost
+
+
+def test_worked_examples_from_model_shapes():
+    gpt2 = calculator.estimate(model="GPT-2 small", tokens=10e9, mfu=0.4, price_per_hour=3.0)
+    assert gpt2.n_params == models.get("gpt2").n_params() == 124_439_808
+    assert 4.5 * HOUR < gpt2.training_time_s < 5.5 * HOUR                  # "≈ 5 hours"
+    assert gpt2.cost_usd < 20                                              # "under $20"
+    llama = calculator.estimate(model="Llama 3 405B", tokens=15.6e12, n_gpus=16_384, mfu=0.4)
+    assert llama.training_flops == pytest.approx(3.8e25, rel=0.01)         # Llama 3 paper: 3.8e25
+    assert 60 * DAY < llama.training_time_s < 75 * DAY                     # "≈ two months"
+    assert llama.cost_usd == pytest.approx(llama.gpu_hours * H100.price_per_hour_usd)  # sheet price
+
+
+def test_every_value_equals_the_function_that_owns_the_formula():
+    m = models.get("Llama 3 8B")
+    est = calculator.estimate(model=m, tokens=1e12, n_gpus=64, mfu=0.45, seq_len=8192, batch=2,
+                              zero_stage=2, recompute="selective", price_per_hour=2.5)
+    n = m.n_params()
+    assert est.weights_bytes == memory.weights_bytes(n, "bf16")
+    assert est.training_state_per_gpu == memory.zero_bytes_per_device(n, 64, 2)
+    assert est.activation_bytes == memory.activation_bytes(8192, 2, 4096, 32, 32, recompute="selective")
+    assert est.kv_cache_bytes == memory.kv_cache_bytes_for(m, 8192, batch=2)
+    assert est.training_time_s == flops.training_time_s(flops.training_flops(n, 1e12), H100.peak_flops("bf16"),
+                                                        0.45, 64)
+    assert est.cost_usd == flops.cost_usd(est.training_time_s, 2.5, 64)
+    assert est.ridge_point == H100.ridge_point("bf16")
+    for row in est.rows():
+        assert row["formula"] and row["function"] and row["text"]
+
+
+def test_decode_ceiling_is_bandwidth_over_model_bytes_at_batch_1():
+    est = calculator.estimate(n_params=7e9, gpu="H100 SXM")               # no shape: no KV cache
+    assert est.decode_tokens_per_s == pytest.approx(239.3, abs=0.1)        # 3.35e12 / 14e9
+    assert est.decode_tokens_per_s == pytest.approx(flops.decode_tokens_per_s_bound(14e9, H100.bandwidth))
+    assert est.decode_bound == "memory-bound"
+    assert est.decode_intensity == pytest.approx(1.0)                       # 2N FLOP / 2N bytes
+
+
+def test_decode_turns_compute_bound_past_the_ridge():
+    est = calculator.estimate(n_params=7e9, batch=1024)
+    assert est.decode_intensity == pytest.approx(1024) and est.decode_bound == "compute-bound"
+    # past the ridge the step is F/π: tokens/s = π / 2N, whatever the batch
+    assert est.decode_tokens_per_s == pytest.approx(H100.peak_flops("bf16") / (2 * 7e9))
+    assert est.decode_step_s == roofline.time_s(2 * 7e9 * 1024, 14e9, H100.peak_flops("bf16"), H100.bandwidth)
+
+
+def test_serving_gpus_and_fit():
+    est = calculator.estimate(model="Llama 3 70B", seq_len=8192)
+    assert est.gpus_to_serve == math.ceil(est.inference_bytes / 80e9) == 2
+    assert est.decode_step_s == pytest.approx(est.inference_bytes / (2 * H100.bandwidth))
+    seven = calculator.estimate(model="Llama 2 7B", seq_len=1024)
+    assert seven.training_state_bytes > H100.memory_bytes and not seven.fits_training
+    sharded = calculator.estimate(model="Llama 2 7B", seq_len=1024, n_gpus=8, zero_stage=3, recompute="full")
+    assert sharded.training_state_per_gpu == pytest.approx(seven.training_state_bytes / 8)
+    assert sharded.fits_training
+
+
+def test_precision_defaults_to_what_the_part_has():
+    t4 = calculator.estimate(n_params=1e9, gpu="T4")
+    assert t4.inputs["precision"] == "fp16" and t4.peak_flops == specs.get("T4").peak_flops("fp16")
+    fp8 = calculator.estimate(n_params=1e9, precision="fp8")
+    assert fp8.peak_flops == pytest.approx(2 * calculator.estimate(n_params=1e9).peak_flops, rel=1e-3)
+    with pytest.raises(ValueError, match="T4"):
+        calculator.estimate(n_params=1e9, gpu="T4", precision="bf16")
+
+
+def test_missing_quantities_say_what_they_need():
+    est = calculator.estimate(n_params=1e9, gpu="T4")
+    with pytest.raises(AttributeError, match="tokens="):
+        est.training_time_s
+    with pytest.raises(KeyError, match="model shape"):
+        est["activation_bytes"]
+    est = calculator.estimate(n_params=1e9, gpu="T4", tokens=1e10)
+    with pytest.raises(AttributeError, match="price_per_hour"):
+        est.cost_usd
+
+
+def test_display_lists_formula_and_units():
+    est = calculator.estimate(model="gpt2", tokens=10e9, price_per_hour=3.0)
+    text = str(est)
+    assert "C = 6·N·D" in text and "7.47e18 FLOP" in text and "$15.72" in text
+    html = est._repr_html_()
+    assert html.startswith("<table>") and "hwlib.flops.training_time_s" in html
+    d = est.to_dict()
+    assert d["training_flops"] == est.training_flops and d["inputs"]["gpu"] == "H100 SXM"
+    assert est["training_time_s"].text() == "5.24 h"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({}, "n_params"),
+    ({"n_params": -1}, "n_params"),
+    ({"n_params": 1e9, "mfu": 1.5}, "mfu"),
+    ({"n_params": 1e9, "n_gpus": 0}, "n_gpus"),
+    ({"n_params": 1e9, "tokens": 0}, "tokens"),
+    ({"n_params": 1e9, "price_per_hour": -3}, "price_per_hour"),
+    ({"n_params": 1e9, "n_layers": 32}, "n_kv_heads"),
+    ({"model": "gpt2", "recompute": "some"}, "recompute"),
+    ({"model": "gpt2", "zero_stage": 4}, "stage"),
+    ({"model": 42}, "model"),
+    ({"n_params": 1e9, "weights_dtype": "fp12"}, "dtype"),
+])
+def test_bad_input_names_the_argument(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        calculator.estimate(**kwargs)
+
+
+def test_unknown_names_raise_keyerror():
+    with pytest.raises(KeyError, match="accelerator"):
+        calculator.estimate(n_params=1e9, gpu="H1000")
+    with pytest.raises(KeyError, match="model"):
+        calculator.estimate(model="Llama 9 1T")

@@ -1,0 +1,221 @@
+"""The first diagnostic of chapter 10: estimate intensity, place it on the roofline, pick the remedy.
+
+>>> d = kernel(flops=2 * 8192**2, bytes_moved=2 * 8192**2, gpu="H100 SXM", name="decode GEMV")
+>>> d.bound, round(d.intensity, 2), f"{d.fraction_of_peak:.2%}"
+('memory', 1.0, '0.34%')
+>>> d.remedies[0]
+'fusion'
+
+Nothing here is a new formula: intensity, ridge, attainable FLOP/s and the time lower bound come from
+`hwlib.roofline` (I = F/Q, I* = π/β, P = min(π, βI), t = max(F/π, Q/β)); peaks from `hwlib.specs`.
+This module adds the *reading*: which side of the ridge the kernel is on, which remedies can help
+there and which cannot, and what a measured time says (faster than the roof = a broken measurement;
+far below it = latency, occupancy or a lower ceiling).
+
+Sources: seed chapter 12 §9 (the diagnostic and its pitfalls), §7.2 (remedies on each side), §1.2
+(Little's law, latency exposure); Williams, Waterman & Patterson 2009; the gpu-experiments reference
+(§7 pitfalls 1-3: asynchronous timers, L2-resident working sets, launch overhead of a few µs).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from . import _check, roofline, specs
+
+LAUNCH_OVERHEAD_S = 5e-6
+"""Order of magnitude of one kernel launch [s]: ~2.5 µs back to back on an H200 and ~6 µs cold in
+published microbenchmarks (gpu-experiments reference, pitfall 3). Below it, the roofline does not bind."""
+
+NEAR_RIDGE = 2.0
+"""A kernel within this factor of the ridge (I*/2 < I < 2·I*) is near it: both roofs matter."""
+
+REMEDIES = {
+    "memory": {
+        "fusion": "fuse with neighbouring kernels so intermediates stay on chip: fewer HBM round trips",
+        "tiling": "tile and reuse operands in shared memory and registers: more FLOPs per byte fetched",
+        "quantization": "store weights, activations or KV cache in fewer bits (bf16 -> fp8/int8/int4)",
+        "batching": "serve more tokens or sequences per weight read (a GEMV becomes a GEMM)",
+        "more bandwidth": "a part with faster memory (HBM3e): the only hardware change that helps here",
+    },
+    "compute": {
+        "tensor cores": "run the math on tensor cores (bf16/fp16/tf32 GEMMs with aligned shapes)",
+        "lower-precision math": "fp8/int8 tensor-core modes roughly double the peak of bf16",
+        "fewer FLOPs": "avoid recomputation, skip masked work, use a cheaper algorithm",
+        "more devices": "split the work across GPUs (tensor or data parallelism)",
+    },
+}
+WILL_NOT_HELP = {
+    "memory": ("a chip with more peak FLOP/s but the same bandwidth", "more or faster tensor cores",
+               "lower-precision arithmetic while the data stays in the same storage format"),
+    "compute": ("fusion or smaller storage formats to save bandwidth: bandwidth is not the limit",
+                "a part with more bandwidth but the same peak"),
+}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Where a kernel sits on one roofline and what to do about it. SI units throughout."""
+    name: str
+    gpu: str
+    precision: str
+    tier: str                       # which bandwidth the bytes cross ("HBM", "NVLink", ...)
+    flops: float                    # FLOP
+    bytes_moved: float              # bytes across `tier`
+    peak_flops: float               # π, FLOP/s
+    bandwidth: float                # β of `tier`, bytes/s
+    intensity: float                # I = F / Q, FLOP/byte
+    ridge_point: float              # I* = π / β
+    bound: str                      # "memory" or "compute"
+    near_ridge: bool
+    attainable_flops: float         # min(π, β·I)
+    fraction_of_peak: float         # attainable / π
+    time_lower_bound_s: float       # max(F/π, Q/β)
+    remedies: tuple
+    will_not_help: tuple
+    measured_s: float | None = None
+    achieved_flops: float | None = None
+    fraction_of_attainable: float | None = None
+    warnings: tuple = ()
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def summary(self) -> str:
+        """A few lines a reader can paste into a lab notebook."""
+        side = f"{self.bound}-bound" + (" (near the ridge: both roofs matter)" if self.near_ridge else "")
+        lines = [f"{self.name} on {self.gpu} ({self.precision}, {self.tier}): I = {self.intensity:.3g} FLOP/B "
+                 f"vs ridge {self.ridge_point:.3g} -> {side}",
+                 f"  attainable {self.attainable_flops:.3g} FLOP/s = {self.fraction_of_peak:.1%} of peak; "
+                 f"time >= {self.time_lower_bound_s:.3g} s"]
+        if self.measured_s is not None:
+            lines.append(f"  measured {self.measured_s:.3g} s -> {self.achieved_flops:.3g} FLOP/s = "
+                         f"{self.fraction_of_attainable:.1%} of the roof")
+        lines.append("  try: " + "; ".join(self.remedies))
+        lines.append("  won't help: " + "; ".join(self.will_not_help))
+        lines += [f"  warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def _accelerator(gpu):
+    """A spec-sheet name -> Accelerator; any object with .name, .bandwidth and .peak_flops() passes."""
+    if isinstance(gpu, str):
+        return specs.get(gpu)
+    if not (hasattr(gpu, "bandwidth") and callable(getattr(gpu, "peak_flops", None))):
+        raise ValueError(f"gpu must be a spec-sheet name (e.g. 'H100 SXM') or an object with .bandwidth and "
+                         f".peak_flops(precision); got {gpu!r}")
+    return gpu
+
+
+def _measured_warnings(achieved, attainable, bound_s, launch_s) -> list:
+    out = []
+    if achieved > 1.05 * attainable:
+        out.append("faster than the roofline allows: the timer probably missed asynchronous GPU work "
+                   "(no synchronize / CUDA events), the data sat in a cache (L2) instead of crossing this "
+                   "tier, or the FLOP or byte count is wrong")
+    elif achieved < 0.1 * attainable and bound_s < 10 * launch_s:
+        out.append("far below the roof and tiny: launch overhead and latency dominate (Little's law); "
+                   "batch more work per launch, fuse kernels or use CUDA graphs")
+    elif achieved < 0.5 * attainable:
+        out.append("well below the roof: too few bytes in flight (occupancy, Little's law), uncoalesced "
+                   "access, or a lower ceiling than this one (L2, shared-memory bank conflicts, no tensor cores)")
+    return out
+
+
+def kernel(flops, bytes_moved, gpu, precision="bf16", *, name="kernel", measured_s=None,
+           bandwidth=None, tier="HBM", launch_overhead_s=LAUNCH_OVERHEAD_S) -> Diagnosis:
+    """Classify a kernel on the roofline of `gpu` and name the remedies for its side of the ridge.
+
+    flops: FLOP the kernel performs; bytes_moved: bytes it moves across `tier` (HBM by default);
+    gpu: spec-sheet name or Accelerator-like object; precision: the peak to use ("bf16", "fp8", ...);
+    measured_s (optional): a measured run time, compared with the roof; bandwidth (optional): the
+    tier's bytes/s when it is not HBM (e.g. `hwlib.interconnect.nvlink(gpu).bandwidth`);
+    launch_overhead_s: below this bound the kernel is launch-bound, not roofline-bound.
+    Formulas: I = F/Q, I* = π/β, P = min(π, β·I), t >= max(F/π, Q/β) (hwlib.roofline; seed §7, §9).
+    """
+    acc = _accelerator(gpu)
+    f = _check.positive("flops", flops)
+    q = _check.positive("bytes_moved", bytes_moved)
+    pi = acc.peak_flops(precision)
+    beta = acc.bandwidth if bandwidth is None else _check.positive("bandwidth", bandwidth)
+    launch = _check.nonnegative("launch_overhead_s", launch_overhead_s)
+    i = roofline.intensity(f, q)
+    ridge = roofline.ridge_point(pi, beta)
+    side = roofline.bound(i, pi, beta)
+    attainable = roofline.attainable(i, pi, beta)
+    t_min = roofline.time_s(f, q, pi, beta)
+    warnings = []
+    if t_min < launch:
+        warnings.append(f"launch-bound: the roofline time {t_min:.2g} s is below the ~{launch:.0e} s cost of "
+                        "launching a kernel; fuse it with its neighbours or batch more work per launch")
+    achieved = fraction = None
+    if measured_s is not None:
+        m = _check.positive("measured_s", measured_s)
+        achieved = f / m
+        fraction = achieved / attainable
+        warnings += _measured_warnings(achieved, attainable, t_min, launch)
+    return Diagnosis(name=str(name), gpu=str(getattr(acc, "name", acc)), precision=str(precision),
+                     tier=str(tier), flops=f, bytes_moved=q, peak_flops=pi, bandwidth=beta, intensity=i,
+                     ridge_point=ridge, bound=side, near_ridge=bool(ridge / NEAR_RIDGE < i < ridge * NEAR_RIDGE),
+                     attainable_flops=attainable, fraction_of_peak=attainable / pi, time_lower_bound_s=t_min,
+                     remedies=tuple(REMEDIES[side]), will_not_help=WILL_NOT_HELP[side],
+                     measured_s=None if measured_s is None else float(measured_s), achieved_flops=achieved,
+                     fraction_of_attainable=fraction, warnings=tuple(warnings))
+
+
+def explain(remedy: str) -> str:
+    """What a remedy named in `Diagnosis.remedies` means, e.g. explain("fusion")."""
+    for side in REMEDIES.values():
+        if remedy in side:
+            return side[remedy]
+    known = [r for side in REMEDIES.values() for r in side]
+    raise KeyError(f"unknown remedy {remedy!r}; known: {', '.join(known)}")
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """A kernel against several bandwidth tiers at once: each tier is its own roof (seed §7, §9)."""
+    name: str
+    per_tier: dict                  # tier -> Diagnosis
+    compute_time_s: float           # F / π
+    binding: str                    # the tier with the longest transfer time, or "compute"
+    time_lower_bound_s: float       # max(F/π, max over tiers of Q_tier / β_tier): perfect overlap
+    no_overlap_time_s: float        # F/π + Σ Q_tier / β_tier: nothing overlaps
+
+    def summary(self) -> str:
+        lines = [f"{self.name}: binding = {self.binding}, time >= {self.time_lower_bound_s:.3g} s with perfect "
+                 f"overlap, {self.no_overlap_time_s:.3g} s with none (compute alone {self.compute_time_s:.3g} s)"]
+        for tier, d in self.per_tier.items():
+            lines.append(f"  {tier:>10}: I = {d.intensity:.3g} FLOP/B, ridge {d.ridge_point:.3g}, "
+                         f"transfer {d.bytes_moved / d.bandwidth:.3g} s, {d.bound}-bound on this roof")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def tiers(flops, traffic, gpu, precision="bf16", *, name="kernel") -> Hierarchy:
+    """Diagnose one kernel against every tier it crosses. traffic: {tier: (bytes_moved, bandwidth)}.
+
+    The binding tier is the one whose transfer time Q/β is longest; if the compute time F/π is longer
+    than all of them the kernel is compute-bound. The lower bound assumes every transfer overlaps
+    with compute (max of the times); `no_overlap_time_s` adds them up instead. Intensity against HBM alone can look healthy while
+    the interconnect (an all-reduce that does not overlap) or L2 is what binds (seed §9).
+    """
+    if not isinstance(traffic, dict) or not traffic:
+        raise ValueError(f"traffic must be a non-empty dict tier -> (bytes_moved, bandwidth); got {traffic!r}")
+    acc = _accelerator(gpu)
+    per = {}
+    for tier, pair in traffic.items():
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise ValueError(f"traffic[{tier!r}] must be (bytes_moved, bandwidth); got {pair!r}")
+        per[str(tier)] = kernel(flops, pair[0], acc, precision, name=name, bandwidth=pair[1], tier=str(tier))
+    compute_s = float(flops) / acc.peak_flops(precision)
+    transfer = {t: d.bytes_moved / d.bandwidth for t, d in per.items()}
+    worst = max(transfer, key=transfer.get)
+    binding = worst if transfer[worst] > compute_s else "compute"
+    return Hierarchy(name=str(name), per_tier=per, compute_time_s=compute_s, binding=binding,
+                     time_lower_bound_s=max(d.time_lower_bound_s for d in per.values()),
+                     no_overlap_time_s=compute_s + sum(transfer.values()))

@@ -1,0 +1,150 @@
+"""How a submission's kernel is started: resource limits, a scrubbed environment, and `bwrap`.
+
+Every kernel gets RLIMIT_AS (memory), RLIMIT_CPU, RLIMIT_FSIZE (largest file), RLIMIT_NPROC and
+RLIMIT_NOFILE, set by a tiny launcher before ipykernel starts, and an environment holding only what
+Python needs (no inherited secrets, HOME inside the submission's temp dir, HWLIB_GRADING=1).
+
+Where bubblewrap is installed (Debian: `apt-get install bubblewrap`) the kernel also runs inside
+`bwrap`: new user, pid, network, ipc and uts namespaces (no network at all, not even to the host's
+loopback), all capabilities dropped, and a file system made of /usr, a few /etc files, the Python
+environment and hwlib read-only, a private /tmp, and read-write only the submission's own temp dir.
+The checks folder, the output folder and other submissions are not mounted. The kernel talks to the
+grader over ZeroMQ ipc sockets in that temp dir (TCP is unreachable without a network).
+
+What this does NOT protect against: kernel exploits, side channels, and (without bwrap) a submission
+reading any file the grading user can read, e.g. hidden checks, or another process's environment.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+HWLIB_DIR = Path(__file__).resolve().parents[1]  # the hwlib package (read-only in the sandbox)
+
+# Sets the limits, then becomes the ipykernel (argv: AS CPU FSIZE NPROC NOFILE -f connection_file).
+LAUNCHER = """
+import resource, sys
+names = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_NOFILE")
+for name, value in zip(names, map(int, sys.argv[1:6])):
+    limit = getattr(resource, name, None)
+    if limit is not None and value > 0:
+        soft, hard = resource.getrlimit(limit)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        try:
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError):
+            pass
+del sys.argv[1:6]
+try:  # die with the grader (Linux: PR_SET_PDEATHSIG = 1, SIGKILL = 9)
+    import ctypes
+    ctypes.CDLL(None).prctl(1, 9)
+except Exception:
+    pass
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
+
+_ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
+        "/etc/nsswitch.conf", "/etc/localtime", "/etc/fonts", "/etc/ssl/certs", "/etc/alternatives"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_bytes: int = 2 * 2**30
+    cpu_s: int = 600
+    file_bytes: int = 64 * 2**20
+    nproc: int = 256
+    open_files: int = 512
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_available() -> str | None:
+    """Path of a working `bwrap` (it must be able to create its namespaces here), else None."""
+    path = shutil.which("bwrap")
+    if not path:
+        return None
+    try:
+        probe = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent",
+                                "--cap-drop", "ALL", "true"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return path if probe.returncode == 0 else None
+
+
+def scrubbed_env(home: Path, tmp: Path) -> dict:
+    """The kernel's whole environment: nothing is inherited from the grader."""
+    venv_bin = str(Path(sys.executable).parent)
+    return {"PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
+            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": str(tmp), "MPLBACKEND": "Agg",
+            "MPLCONFIGDIR": str(home / ".matplotlib"), "IPYTHONDIR": str(home / ".ipython"),
+            "JUPYTER_RUNTIME_DIR": str(home / ".jupyter-runtime"), "PYTHONHASHSEED": "0",
+            "PYTHONDONTWRITEBYTECODE": "1", "HWLIB_GRADING": "1", "OMP_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+
+
+def _readonly_roots() -> list[str]:
+    """The Python environment and hwlib, read-only inside the sandbox."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             str(Path(os.path.realpath(sys.executable)).parent.parent),
+             str(HWLIB_DIR)}
+    return sorted(r for r in roots if r and not r.startswith("/usr/") and r != "/usr")
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def bwrap_args(bwrap: str, workdir: Path, secrets=()) -> list[str]:
+    """bwrap command line (up to `--`) that exposes only `workdir` (read-write) and the read-only
+    Python environment; any of `secrets` that would still be visible is covered by an empty tmpfs."""
+    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--hostname", "grader", "--ro-bind", "/usr", "/usr"]
+    for link in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
+        if os.path.islink(link):
+            args += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            args += ["--ro-bind", link, link]
+    for etc in _ETC:
+        args += ["--ro-bind-try", etc, etc]
+    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(256 * 2**20), "--tmpfs", "/tmp"]
+    roots = _readonly_roots()
+    for root in roots:
+        args += ["--ro-bind", root, root]
+    args += ["--bind", str(workdir), str(workdir)]
+    visible = roots + ["/usr", "/etc", str(workdir)]
+    for secret in secrets:
+        secret = os.path.realpath(secret)
+        if any(_under(secret, v) for v in visible) and os.path.exists(secret):
+            args += (["--tmpfs", secret] if os.path.isdir(secret) else ["--ro-bind", "/dev/null", secret])
+    args += ["--chdir", str(workdir), "--clearenv"]
+    return args
+
+
+def kernel_argv(limits: Limits, bwrap: str | None, workdir: Path, env: dict, secrets=()) -> list[str]:
+    """The kernelspec argv ("{connection_file}" is filled in by jupyter_client)."""
+    inner = [sys.executable, "-c", LAUNCHER, str(limits.memory_bytes), str(limits.cpu_s),
+             str(limits.file_bytes), str(limits.nproc), str(limits.open_files), "-f", "{connection_file}"]
+    if not bwrap:
+        return inner
+    outer = bwrap_args(bwrap, workdir, secrets)
+    for key, value in env.items():
+        outer += ["--setenv", key, value]
+    return outer + ["--"] + inner
+
+
+def write_kernelspec(kernels_dir: Path, argv: list[str], name: str = "hwlib-grader") -> str:
+    """A kernelspec in `kernels_dir/name`; interrupts go by message (a signal to bwrap would kill it)."""
+    spec_dir = kernels_dir / name
+    spec_dir.mkdir(parents=True, exist_ok=True)
+    (spec_dir / "kernel.json").write_text(json.dumps({
+        "argv": argv, "display_name": "hwlib grader", "language": "python",
+        "interrupt_mode": "message", "metadata": {"debugger": False}}))
+    return name

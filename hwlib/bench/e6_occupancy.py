@@ -1,0 +1,86 @@
+"""E6 - Little's law: bandwidth rises with the bytes kept in flight, then saturates.
+
+Little's law (seed §1.2; Little 1961): in-flight = throughput x latency, so with B bytes of
+requests outstanding and a memory latency L, bandwidth <= B / L until the DRAM ceiling. Read back:
+    implied latency [s] = bytes in flight / measured bandwidth   (meaningful on the rising part).
+GPU: hwlib/kernels/occupancy.cu, a grid-stride read whose total threads T (grid x block) and
+independent loads per thread ILP (-DILP=k) vary; bytes in flight ~ T x ILP x 4 B. T runs from one
+warp per SM to the most threads the SMs can hold (occupancy = T / (SMs x max threads per SM)).
+CPU (labelled as such): concurrency = the number of threads reading disjoint slices; the cores'
+hardware prefetchers decide the bytes actually in flight, so no latency is inferred there.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hwlib.bench import _common, cpu, timing
+
+TITLE = "E6 occupancy / Little's law: bandwidth vs bytes in flight"
+
+
+def occupancy(xp=None, ilps=(1, 2, 4, 8), n: int | None = None, threads=None, quick: bool = False,
+              samples: int = 5, progress=None) -> dict:
+    """Run E6; results hold bandwidth per (threads, ilp) on a GPU, per thread count on a CPU."""
+    bk = _common.resolve(xp)
+    return _gpu(bk, ilps, n, quick, samples, progress) if bk.is_gpu else _cpu(bk, n, threads, quick, samples, progress)
+
+
+def _gpu(bk, ilps, n, quick, samples, progress) -> dict:
+    cp = bk.xp
+    info = bk.device_info()
+    sms, per_sm = info["sm_count"], info["max_threads_per_sm"]
+    ilps = _common.check_sizes("ilps", ilps if not quick else [i for i in ilps if i in (1, 4)] or ilps)
+    counts = [sms * 32 * w for w in _common.powers_of_two(1, per_sm // 32)]  # 1 warp/SM ... full
+    n_max = n or max(1 << 26, 4 * bk.cache_bytes() // 4)
+    x = cp.ones(n_max, dtype=cp.float32)
+    out = cp.zeros(sms * per_sm, dtype=cp.float32)
+    src = _common.kernel_source("occupancy.cu")
+    rec = _common.new_record("occupancy", bk, TITLE, {
+        "ilps": ilps, "thread_counts": counts, "n_max": n_max, "sm_count": sms,
+        "max_threads_per_sm": per_sm, "samples": samples}, notes=[
+        "bytes_in_flight = threads x ILP x 4 B; implied_latency_s = bytes_in_flight / bytes_per_s (Little's law)",
+        "bytes = elements actually read = floor(n / (ILP x threads)) x ILP x threads x 4 B",
+    ])
+    for ilp in ilps:
+        kern = cp.RawKernel(src, "read_ilp", options=(f"-DILP={ilp}",))
+        for total in counts:
+            block = min(1024, max(32, total // sms // 32 * 32))
+            grid = total // block
+            in_flight = total * ilp * 4
+            # keep each call near 5 ms at a guessed 600 ns latency, but never inside L2
+            guess_bw = in_flight / 600e-9
+            nk = int(min(n_max, max(4 * bk.cache_bytes() // 4, guess_bw * 5e-3 / 4)))
+            steps = nk // (total * ilp)
+            read = steps * total * ilp * 4
+            _common.say(progress, f"occupancy: ILP {ilp}, {total} threads ({block} x {grid})")
+            args = (x, out, np.int64(nk))
+            t = timing.measure(lambda: kern((grid,), (block,), args), bk, samples=samples)
+            bw = _common.rate(read, t.median_s)
+            rec["results"].append({
+                "threads": total, "block": block, "grid": grid, "ilp": ilp, "occupancy": total / (sms * per_sm),
+                "bytes_in_flight": in_flight, "bytes": read, "seconds": t.median_s, "bytes_per_s": bw,
+                "implied_latency_s": in_flight / bw if bw > 0 else None})
+    return rec
+
+
+def _cpu(bk, n, threads, quick, samples, progress) -> dict:
+    n = n or max(1 << 24, 4 * bk.cache_bytes() // 8)
+    counts = _common.check_sizes("threads", threads or list(range(1, 2 * cpu.cores() + 1)))
+    x = np.ones(n, dtype=np.float64)
+    sums = np.zeros(max(counts))
+    rec = _common.new_record("occupancy", bk, TITLE + " (CPU: threads as concurrency)", {
+        "n": n, "threads": counts, "samples": samples}, notes=[
+        "CPU analogue, not the GPU experiment: each thread sums a disjoint slice (read-only); "
+        "concurrency = threads, bytes in flight are set by the hardware prefetchers and are not measured",
+        f"{cpu.cores()} cores: more threads than cores only time-share them",
+    ])
+    for k in counts:
+        _common.say(progress, f"occupancy (CPU): {k} thread(s)")
+
+        def body(i, lo, hi):
+            sums[i] = np.add.reduce(x[lo:hi])
+        t = timing.measure(lambda: cpu.parallel(body, n, k), bk, samples=samples)
+        nbytes = n * 8
+        rec["results"].append({"threads": k, "bytes": nbytes, "seconds": t.median_s,
+                               "bytes_per_s": _common.rate(nbytes, t.median_s)})
+    return rec

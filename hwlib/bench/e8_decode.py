@@ -1,0 +1,83 @@
+"""E8 - memory-bound decoding: one "token step" over a stack of weight matrices, batch 1 ... 256.
+
+A decode step of a dense model multiplies every weight matrix by the activations of the B sequences
+in the batch, so each step reads all W bytes of weights once whatever B is (seed §8.2; the lesson's
+exercise 4). Bandwidth ceiling (hwlib.flops.decode_tokens_per_s_bound):
+    tokens/s <= B x bandwidth / W        [tokens/s over the whole batch]
+Intensity ~ 2 B d^2 FLOP / (d^2 x itemsize) = 2 B / itemsize FLOP/byte, so batching is nearly free
+until B approaches the ridge point; then the compute roof takes over.
+Here: L layers of d x d weights, X (d x B); a step is L chained matmuls Y = W_l X (ping-pong buffers).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hwlib import flops as _flops
+from hwlib.bench import _common, timing
+
+TITLE = "E8 decode: tokens/s vs batch against the bandwidth bound"
+
+
+def _bandwidth(bk, bandwidth, progress):
+    """bytes/s for the bound, and where it came from."""
+    if isinstance(bandwidth, dict):  # an E1 record
+        best = max(r["bytes_per_s"] for r in bandwidth["results"] if r["kernel"] in ("copy", "triad"))
+        return best, f"E1 record ({bandwidth.get('source', 'live')}, best of copy/triad)"
+    if bandwidth:
+        return float(bandwidth), "given"
+    info = bk.device_info()
+    if bk.is_gpu:
+        if info.get("spec_bandwidth"):
+            return info["spec_bandwidth"], f"spec sheet ({info['spec']})"
+        return info["theoretical_bandwidth"], "theoretical 2 x memory clock x bus width / 8"
+    from hwlib.bench.e1_bandwidth import bandwidth as e1
+    _common.say(progress, "decode: measuring CPU bandwidth (E1 copy/triad) for the bound")
+    return _bandwidth(bk, e1(bk, sweep=False, samples=3), progress)
+
+
+def decode(xp=None, d: int | None = None, layers: int | None = None, batches=None, dtype=None,
+           bandwidth=None, quick: bool = False, samples: int = 5, progress=None) -> dict:
+    """Run E8. bandwidth: bytes/s, an E1 record, or None (GPU: spec sheet or device theory; CPU:
+    measured now with E1). Defaults: GPU fp16 d 4096 x 8 layers (256 MiB); CPU fp32 d 2048 x 8 (128 MiB)."""
+    bk = _common.resolve(xp)
+    gpu = bk.is_gpu
+    dtype = np.dtype(dtype or (np.float16 if gpu else np.float32))
+    d = _common.check_sizes("d", [d or (4096 if gpu else 2048)])[0]
+    layers = _common.check_sizes("layers", [layers or (4 if quick and gpu else 8)])[0]
+    batches = _common.check_sizes("batches", batches or _common.sizes_for(
+        bk, quick, _common.powers_of_two(1, 256), _common.powers_of_two(1, 256),
+        gpu_quick=[1, 4, 16, 64, 256], cpu_quick=[1, 4, 16, 64]))
+    weight_bytes = layers * d * d * dtype.itemsize
+    bw, bw_source = _bandwidth(bk, bandwidth, progress)
+    rec = _common.new_record("decode", bk, TITLE, {
+        "d": d, "layers": layers, "dtype": dtype.name, "weight_bytes": weight_bytes, "batches": batches,
+        "bandwidth": bw, "bandwidth_source": bw_source, "samples": samples}, notes=[
+        "bound_tokens_per_s = batch x bandwidth / weight_bytes (hwlib.flops.decode_tokens_per_s_bound)",
+        "effective bytes_per_s = weight_bytes / step time; flops per step = 2 x layers x d^2 x batch",
+    ])
+    spec = bk.device_info().get("spec")
+    peak = None
+    if gpu and spec:
+        from hwlib import specs
+        acc = specs.get(spec)
+        prec = {"float16": "fp16", "float32": "fp32"}.get(dtype.name, "bf16")
+        peak = acc.peak_flops(prec) if prec in acc.precisions() else None
+    rng = bk.xp.random.default_rng(0)
+    w = (rng.standard_normal((layers, d, d), dtype=np.float32) / np.sqrt(d)).astype(dtype)
+    for b in batches:
+        bufs = [rng.standard_normal((d, b), dtype=np.float32).astype(dtype), bk.xp.empty((d, b), dtype=dtype)]
+
+        def step():
+            for layer in range(layers):
+                bk.xp.matmul(w[layer], bufs[layer % 2], out=bufs[(layer + 1) % 2])
+        _common.say(progress, f"decode: batch {b}")
+        t = timing.measure(step, bk, samples=samples)
+        step_flops = 2.0 * layers * d * d * b
+        row = {"batch": b, "seconds": t.median_s, "seconds_best": t.best_s, "first_call_s": t.first_call_s,
+               "tokens_per_s": _common.rate(b, t.median_s), "bytes_per_s": _common.rate(weight_bytes, t.median_s),
+               "flops_per_s": _common.rate(step_flops, t.median_s), "intensity": step_flops / weight_bytes,
+               "bound_tokens_per_s": _flops.decode_tokens_per_s_bound(weight_bytes, bw, b)}
+        if peak:
+            row["compute_bound_tokens_per_s"] = peak / (2.0 * layers * d * d)
+        rec["results"].append(row)
+    return rec

@@ -1,0 +1,41 @@
+"""E9 - host <-> device copies over PCIe (or NVLink-C2C): why data must stay on the GPU.
+
+bandwidth = bytes copied / time, bytes counted once per copy (nvbandwidth's convention). Two kinds of
+host buffer: pageable NumPy memory (the driver stages it through a pinned bounce buffer) and pinned
+memory from cupyx.empty_pinned (DMA straight from the page-locked buffer - usually faster).
+Directions: h2d = device_array.set(host), d2h = device_array.get(out=host).
+On a CPU there is no device: the record says the experiment does not apply.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hwlib.bench import _common, timing
+
+TITLE = "E9 host <-> device copies"
+
+
+def transfer(xp=None, sizes=None, quick: bool = False, samples: int = 5, progress=None) -> dict:
+    """Run E9 on a GPU; results per (direction, host memory, bytes). On a CPU: skipped, with reason."""
+    bk = _common.resolve(xp)
+    if not bk.is_gpu:
+        return _common.skipped("transfer", bk, TITLE, "not applicable: NumPy arrays already live in host "
+                               "memory, so there is no host-to-device copy to time on a CPU.")
+    import cupyx
+    cp = bk.xp
+    sizes = _common.check_sizes("sizes", sizes or ([1 << 20, 16 << 20, 256 << 20] if quick else
+                                                   [1 << p for p in range(16, 29, 2)]))
+    rec = _common.new_record("transfer", bk, TITLE, {"sizes": sizes, "samples": samples}, notes=[
+        "bytes counted once per copy; pinned = cupyx.empty_pinned, pageable = numpy.empty"])
+    for nbytes in sizes:
+        dev = cp.empty(nbytes, dtype=cp.uint8)
+        hosts = {"pageable": np.ones(nbytes, dtype=np.uint8), "pinned": cupyx.empty_pinned(nbytes, dtype=np.uint8)}
+        hosts["pinned"][...] = 1
+        for kind, host in hosts.items():
+            for direction, fn in (("h2d", lambda: dev.set(host)), ("d2h", lambda: dev.get(out=host))):
+                _common.say(progress, f"transfer: {direction} {kind} {nbytes} B")
+                t = timing.measure(fn, bk, samples=samples, max_total_s=2.0)
+                rec["results"].append({"direction": direction, "host_memory": kind, "bytes": nbytes,
+                                       "seconds": t.median_s, "bytes_per_s": _common.rate(nbytes, t.median_s)})
+        del dev, hosts
+    return rec

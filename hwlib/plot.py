@@ -46,10 +46,7 @@ def color(i: int) -> str:
 
 
 def _axes(ax):
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(7.0, 4.6), layout="constrained")
-        return fig, ax
-    return ax.figure, ax
+    return plt.subplots(figsize=(7.0, 4.6), layout="constrained") if ax is None else (ax.figure, ax)
 
 
 def _resolve(acc):
@@ -63,13 +60,13 @@ def _resolve(acc):
 def _name(acc) -> str:
     return str(getattr(acc, "name", acc))
 
-
-def _log_axes(ax, xlabel: str, ylabel: str, yunit: str, xunit: str | None = None) -> None:
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+def _log_axes(ax, xlabel: str, ylabel: str, yunit: str, xunit: str | None = None, logx=True, logy=True) -> None:
+    ax.set_xscale("log" if logx else "linear")  # scales first: setting a scale resets the formatters
+    ax.set_yscale("log" if logy else "linear")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.yaxis.set_major_formatter(EngFormatter(unit=yunit))
+    ax.yaxis.set_minor_formatter(EngFormatter(unit=yunit) if logy else plt.NullFormatter())
     if xunit:
         ax.xaxis.set_major_formatter(EngFormatter(unit=xunit))
     ax.grid(True, which="major", alpha=0.3)
@@ -77,14 +74,11 @@ def _log_axes(ax, xlabel: str, ylabel: str, yunit: str, xunit: str | None = None
 
 def source_label(kind: str, device: str, date: str | None = None) -> str:
     """'live on <device>', 'recorded on <device>, <date>' or 'spec sheet: <device>'."""
-    if kind == "live":
-        return f"live on {device}"
-    if kind == "recorded":
-        return f"recorded on {device}, {date}" if date else f"recorded on {device}"
-    if kind == "spec":
-        return f"spec sheet: {device}"
-    if kind == "published":
-        return f"published (not ours): {device}"
+    labels = {"live": f"live on {device}", "spec": f"spec sheet: {device}",
+              "recorded": f"recorded on {device}, {date}" if date else f"recorded on {device}",
+              "published": f"published (not ours): {device}"}
+    if kind in labels:
+        return labels[kind]
     raise ValueError(f"kind must be 'live', 'recorded', 'spec' or 'published'; got {kind!r}")
 
 
@@ -160,3 +154,142 @@ def _place_kernel(ax, kernel, drawn, marker, source: str) -> None:
         if not measured > 0:
             raise ValueError(f"kernel {label!r}: measured_flops must be > 0 FLOP/s; got {kernel[2]!r}")
         ax.plot([intensity], [measured], marker, color="black", ms=8, label=f"{label}: {source}")
+
+
+def _label(rec: dict) -> str:
+    from hwlib.bench.recorded import label
+    return label(rec)
+
+
+def _title(what: str, live, recorded=()) -> str:
+    extra = "; ".join(_label(r) for r in recorded)
+    return f"{what} - {_label(live)}" + (f"\nalso shown: {extra}" if extra else "")
+
+
+def sweep(x, y, label: str, *, theory=None, theory_label: str = "theory", xlabel: str = "", ylabel: str = "",
+          xunit: str | None = None, yunit: str = "", title: str = "", ax=None, overlays=(), logx=True, logy=True):
+    """Generic measured curve (x, y) with an optional theoretical line: a number (horizontal line)
+    or an array over x. overlays: (x, y, label) curves drawn dashed (recorded or published data)."""
+    fig, ax = _axes(ax)
+    ax.plot(x, y, "o-", color=color(0), lw=2, ms=5, label=label)
+    for i, (ox, oy, olabel) in enumerate(overlays):
+        ax.plot(ox, oy, "s--", color=color(i + 1), lw=1.5, ms=4, label=olabel)
+    if theory is not None:
+        ty = np.broadcast_to(np.asarray(theory, dtype=float), np.shape(x))
+        ax.plot(x, ty, "-", color="black", lw=1.2, label=theory_label)
+    _log_axes(ax, xlabel, ylabel, yunit, xunit, logx, logy)
+    ax.set_title(title, fontsize="medium")
+    ax.legend(fontsize="small")
+    return fig, ax
+
+
+def _rows(rec, **match):
+    return [r for r in rec.get("results", []) if all(r.get(k) == v for k, v in match.items())]
+
+
+def bandwidth_sweep(record: dict, recorded=(), ax=None):
+    """E1 working-set sweep: triad bytes/s against working-set bytes, caches marked, with the
+    device's theoretical bandwidth (GPU: 2 x clock x bus / 8) and recorded runs overlaid."""
+    pts = record.get("sweep") or []
+    if not pts:
+        raise ValueError("record has no 'sweep' (run hwlib.bench.bandwidth with sweep=True)")
+    overlays = [([p["working_set_bytes"] for p in r["sweep"]], [p["bytes_per_s"] for p in r["sweep"]], _label(r))
+                for r in recorded if r.get("sweep")]
+    dev = record["device"]
+    fig, ax = sweep([p["working_set_bytes"] for p in pts], [p["bytes_per_s"] for p in pts], _label(record),
+                    theory=dev.get("theoretical_bandwidth"), theory_label="theoretical DRAM bandwidth (2 x clock x bus / 8)",
+                    xlabel="working set (a + b + c)", ylabel="triad bandwidth (STREAM bytes)", xunit="B",
+                    yunit="B/s", ax=ax, overlays=overlays,
+                    title=_title("E1 bandwidth vs working set", record, recorded))
+    for name, size in [("L2", dev.get("l2_bytes")), ("L3", dev.get("l3_bytes"))]:
+        if size:
+            ax.axvline(size, color="0.4", ls=":", lw=1)
+            ax.annotate(f"{name}", (size, 0.02), xycoords=("data", "axes fraction"), fontsize="small")
+    return fig, ax
+
+
+def matmul_sweep(record: dict, recorded=(), shape: str = "square", ax=None):
+    """E2 FLOP/s against N (square) or batch rows (skinny), one curve per dtype; the spec-sheet
+    peak of each dtype as a line where the device is in hwlib.specs."""
+    if shape not in ("square", "skinny"):
+        raise ValueError(f"shape must be 'square' or 'skinny'; got {shape!r}")
+    key = "size" if shape == "square" else "batch"
+    fig, ax = _axes(ax)
+    dtypes = list(dict.fromkeys(r["dtype"] for r in _rows(record, shape=shape)))
+    peaks = _spec_peaks(record)
+    for i, dt in enumerate(dtypes):
+        rows = _rows(record, shape=shape, dtype=dt)
+        ax.plot([r[key] for r in rows], [r["flops_per_s"] for r in rows], "o-", color=color(i), lw=2,
+                label=f"{dt}: {_label(record)}")
+        if peaks.get(dt):
+            ax.axhline(peaks[dt], color=color(i), ls="--", lw=1, label=f"{dt} spec peak ({record['device'].get('spec')})")
+    for j, rec in enumerate(recorded):
+        for dt in dtypes:
+            rows = _rows(rec, shape=shape, dtype=dt)
+            if rows:
+                ax.plot([r[key] for r in rows], [r["flops_per_s"] for r in rows], "s--", color=color(len(dtypes) + j),
+                        lw=1.5, label=f"{dt}: {_label(rec)}")
+    _log_axes(ax, "N (N x N @ N x N)" if shape == "square" else "batch rows m (m x k @ fixed k x n)",
+              "achieved FLOP/s", "FLOP/s")
+    ax.set_xscale("log", base=2)
+    ax.set_title(_title(f"E2 matmul throughput ({shape})", record, recorded), fontsize="medium")
+    ax.legend(fontsize="small")
+    return fig, ax
+
+
+def _spec_peaks(record: dict) -> dict:
+    """dtype name -> spec-sheet dense peak for the record's device, where known."""
+    name = record.get("device", {}).get("spec")
+    acc = _resolve(name) if name else None
+    pairs = (("float16", "fp16"), ("float32", "fp32"), ("bfloat16", "bf16"))
+    return {dt: acc.peak_flops(p) for dt, p in pairs if acc is not None and p in acc.precisions()}
+
+
+def decode(record: dict, recorded=(), ax=None):
+    """E8 tokens/s against batch, with the bandwidth bound B x bandwidth / weight bytes."""
+    rows = record["results"]
+    bw_src = record["parameters"].get("bandwidth_source", "")
+    overlays = [([r["batch"] for r in rec["results"]], [r["tokens_per_s"] for r in rec["results"]], _label(rec))
+                for rec in recorded]
+    fig, ax = sweep([r["batch"] for r in rows], [r["tokens_per_s"] for r in rows], _label(record),
+                    theory=[r["bound_tokens_per_s"] for r in rows], theory_label=f"bandwidth bound ({bw_src})",
+                    xlabel="batch (sequences decoded together)", ylabel="tokens/s (whole batch)", yunit="tok/s",
+                    ax=ax, overlays=overlays, title=_title("E8 decode vs batch", record, recorded))
+    if rows and rows[0].get("compute_bound_tokens_per_s"):
+        ax.axhline(rows[0]["compute_bound_tokens_per_s"], color="0.4", ls="--", lw=1, label="compute bound (spec peak)")
+        ax.legend(fontsize="small")
+    ax.set_xscale("log", base=2)
+    return fig, ax
+
+
+def measured_roofline(records, spec=None, precision: str | None = None, ax=None):
+    """E3 (or E2) points (intensity, FLOP/s) of one or more records, the empirical roofline from
+    their best bandwidth and best FLOP/s, and the spec-sheet roofline of `spec` (a name or
+    Accelerator; default: the first record's matched device) where it has `precision`."""
+    records = [records] if isinstance(records, dict) else list(records)
+    if not records:
+        raise ValueError("records must hold at least one E3/E2 record")
+    fig, ax = _axes(ax)
+    spec = spec if spec is not None else records[0].get("device", {}).get("spec")
+    series = []
+    for i, rec in enumerate(records):
+        for j, dt in enumerate(dict.fromkeys(r.get("dtype") for r in rec["results"])):
+            rows = [r for r in rec["results"] if r.get("dtype") == dt and r.get("flops_per_s")]
+            x, y = np.array([r["intensity"] for r in rows]), np.array([r["flops_per_s"] for r in rows])
+            c = color(len(series) + 1)
+            ax.plot(x, y, MARKERS[j % len(MARKERS)], color=c, ms=6, label=f"{dt}: {_label(rec)}")
+            series.append((x, y))
+            bw, peak = max(r["bytes_per_s"] for r in rows), y.max()
+            grid = np.logspace(np.log10(x.min() / 2), np.log10(x.max() * 2), 200)
+            ax.plot(grid, np.minimum(peak, bw * grid), "--", color=c, lw=1, label=f"{dt}: empirical roof")
+    if spec is not None:
+        acc = _resolve(spec)
+        prec = precision or {"float64": None, "float16": "fp16"}.get(records[0]["results"][0].get("dtype"), "fp32")
+        if prec and prec in getattr(acc, "precisions", lambda: [prec])():
+            allx = np.concatenate([s[0] for s in series])
+            grid = np.logspace(np.log10(allx.min() / 2), np.log10(allx.max() * 2), 200)
+            _roof(ax, grid, float(acc.peak_flops(prec)), float(acc.bandwidth), "black", f"spec sheet: {_name(acc)} {prec}")
+    _log_axes(ax, "arithmetic intensity (FLOP/byte)", "achieved FLOP/s", "FLOP/s")
+    ax.set_title("Empirical roofline - " + "; ".join(dict.fromkeys(_label(r) for r in records)), fontsize="medium")
+    ax.legend(fontsize="small")
+    return fig, ax

@@ -92,3 +92,69 @@ def test_source_label():
     assert plot.source_label("recorded", "Tesla T4", "2026-05-01") == "recorded on Tesla T4, 2026-05-01"
     with pytest.raises(ValueError, match="kind"):
         plot.source_label("guessed", "x")
+
+
+# --- measured sweeps (synthetic records in the hwlib.bench format) ---------------------------------
+
+def _device(name="Test Device", **extra):
+    return {"name": name, "kind": "cpu", "l2_bytes": 1 << 19, "l3_bytes": 32 << 20, **extra}
+
+
+def _rec(experiment, results, source="live", name="Test Device", **extra):
+    return {"experiment": experiment, "source": source, "date": "2026-03-04T05:06:07+00:00",
+            "device": _device(name), "backend": "numpy", "parameters": {}, "results": results, **extra}
+
+
+def _sweep():
+    return [{"working_set_bytes": 3 * 2 ** k, "bytes_per_s": 1e10 * (2 if k < 20 else 1)} for k in range(14, 26)]
+
+
+def test_bandwidth_sweep_titles_live_and_recorded():
+    live = _rec("bandwidth", [], sweep=_sweep())
+    gpu = _rec("bandwidth", [], source="recorded", name="Tesla T4", sweep=_sweep())
+    gpu["device"].update(kind="gpu", theoretical_bandwidth=320e9)
+    fig, ax = plot.bandwidth_sweep(live, recorded=[gpu])
+    title = ax.get_title()
+    assert "live on Test Device" in title and "recorded on Tesla T4, 2026-03-04" in title
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "recorded on Tesla T4, 2026-03-04" in labels
+    with pytest.raises(ValueError, match="sweep"):
+        plot.bandwidth_sweep(_rec("bandwidth", []))
+
+
+def test_matmul_sweep_draws_spec_peak_for_known_device():
+    rows = [{"shape": "square", "dtype": "float16", "size": s, "flops_per_s": 1e12 * s / 1024} for s in (256, 512, 1024)]
+    rec = _rec("matmul", rows, name="Tesla T4")
+    rec["device"]["spec"] = "T4"
+    fig, ax = plot.matmul_sweep(rec)
+    assert "E2 matmul throughput (square) - live on Tesla T4" == ax.get_title()
+    assert any(l.get_label().startswith("float16 spec peak") and l.get_ydata()[0] == pytest.approx(65e12)
+               for l in ax.get_lines())
+    with pytest.raises(ValueError, match="shape"):
+        plot.matmul_sweep(rec, shape="tall")
+
+
+def test_decode_plot_has_bound_line():
+    rows = [{"batch": b, "tokens_per_s": 10.0 * b, "bound_tokens_per_s": 20.0 * b} for b in (1, 2, 4)]
+    rec = _rec("decode", rows, parameters={"bandwidth_source": "given"})
+    fig, ax = plot.decode(rec)
+    assert "live on Test Device" in ax.get_title()
+    bound = [l for l in ax.get_lines() if l.get_label().startswith("bandwidth bound")][0]
+    assert list(bound.get_ydata()) == [20.0, 40.0, 80.0]
+
+
+def test_measured_roofline_with_spec_and_empirical_roof():
+    rows = [{"dtype": "float32", "intensity": i, "flops_per_s": min(1e11, 1e10 * i), "bytes_per_s": 1e10}
+            for i in (0.25, 1.0, 4.0, 16.0, 64.0)]
+    fig, ax = plot.measured_roofline(_rec("roofline", rows), spec=FakeAccelerator("Toy", 2e10, {"fp32": 2e11}))
+    assert ax.get_title() == "Empirical roofline - live on Test Device"
+    emp = [l for l in ax.get_lines() if l.get_label() == "float32: empirical roof"][0]
+    assert max(emp.get_ydata()) == pytest.approx(1e11)
+    assert any("spec sheet: Toy fp32" in l.get_label() for l in ax.get_lines())
+
+
+def test_generic_sweep_with_theory_line():
+    fig, ax = plot.sweep([1, 2, 4], [1.0, 2.0, 3.0], "live on X", theory=5.0, theory_label="peak",
+                         title="T - live on X", yunit="B/s")
+    theory = [l for l in ax.get_lines() if l.get_label() == "peak"][0]
+    assert list(theory.get_ydata()) == [5.0, 5.0, 5.0] and ax.get_title() == "T - live on X"

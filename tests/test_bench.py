@@ -1,0 +1,243 @@
+"""hwlib.bench on NumPy with small sizes: every record makes physical sense; the CLI's JSON shape."""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+import types
+
+import numpy as np
+import pytest
+
+from hwlib import backend, bench
+from hwlib.bench import cpu, timing
+
+CPU_BW_CEILING = 1e12            # no 2-core VM streams 1 TB/s from DRAM or cache
+CPU_PEAK_CEILING = cpu.cores() * 5e9 * 64   # cores x 5 GHz x 64 FLOP/cycle (2 AVX-512 FMA units, fp32)
+
+
+@pytest.fixture(autouse=True)
+def _numpy_backend(monkeypatch):
+    monkeypatch.setenv(backend.ENV_VAR, "numpy")
+    backend._cache.clear()
+    yield
+    backend._cache.clear()
+
+
+def sane(x, hi):
+    return x is not None and math.isfinite(x) and 0 < x < hi
+
+
+def test_record_shape_and_device():
+    rec = bench.fusion(sizes=[1 << 12], samples=1)
+    for key in ("experiment", "title", "status", "source", "date", "backend", "device", "parameters", "results", "notes"):
+        assert key in rec
+    assert rec["backend"] == "numpy" and rec["source"] == "live" and rec["device"]["kind"] == "cpu"
+    json.dumps(rec)  # plain, JSON-ready
+
+
+# --- timing --------------------------------------------------------------------------------------
+
+def test_measure_grows_repeats_until_samples_are_long_enough():
+    calls = []
+    t = timing.measure(lambda: calls.append(1), samples=3, min_sample_s=2e-3)
+    assert t.repeats > 1 and t.repeats * t.median_s >= 1e-3  # each sample lasted >= ~min_sample_s
+    assert 0 < t.best_s <= t.median_s and len(t.samples_s) == 3 and t.clock == "perf_counter"
+    assert len(calls) >= 1 + 2 + 3 * t.repeats  # first call + warm-up + samples
+
+
+def test_measure_times_a_known_sleep_and_reports_first_call_apart():
+    state = {"first": True}
+
+    def fn():
+        time.sleep(0.02 if state.pop("first", False) else 0.002)
+    t = timing.measure(fn, samples=3, warmup=1)
+    assert t.first_call_s >= 0.02 and 0.0019 < t.median_s < 0.015  # generous: a loaded machine oversleeps
+
+
+def test_measure_with_cache_flush_times_calls_one_by_one():
+    t = timing.measure(lambda: None, samples=2, min_sample_s=1e-4, flush=True, max_total_s=0.5)
+    assert t.flushed and t.median_s < 1e-3  # the flush itself (64 MiB write) stays outside the timing
+
+
+def test_measure_gpu_path_uses_events_in_milliseconds():
+    """The CUDA-event clock with a stand-in Event (perf_counter underneath): ms -> s conversion."""
+    class Event:
+        def record(self, stream=None):
+            self.t = time.perf_counter()
+
+        def synchronize(self):
+            pass
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        Event=Event, get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3,
+        Device=lambda: types.SimpleNamespace(synchronize=lambda: None)))
+    bk = backend.Backend(fake, "cupy", "test", True, _info={"name": "fake", "l2_bytes": 1 << 20})
+    t = timing.measure(lambda: time.sleep(0.001), bk, samples=2, warmup=0)
+    assert t.clock == "cuda-events" and 0.0009 < t.median_s < 0.015
+
+
+def test_measure_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="samples"):
+        timing.measure(lambda: None, samples=0)
+
+
+# --- CPU kernels ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_stream_kernels_compute_stream_values(threads):
+    n = 100_003  # odd, several L2 chunks: exercises slicing and the chunk tail
+    a, b, c = np.full(n, 1.0), np.full(n, 2.0), np.zeros(n)
+    k = cpu.stream_kernels(a, b, c, 3.0, threads)
+    for name in ("copy", "scale", "add", "triad"):
+        k[name]()
+    assert (c == 4.0).all() and (b == 3.0).all() and (a == 15.0).all()  # c=1, b=3, c=4, a=3+3*4
+
+
+def test_split_covers_the_range_once():
+    for n, parts in [(10, 3), (1000, 7), (5, 8), (1 << 20, 2)]:
+        s = cpu.split(n, parts)
+        assert s[0][0] == 0 and s[-1][1] == n and all(s[i][1] == s[i + 1][0] for i in range(len(s) - 1))
+
+
+# --- experiments ---------------------------------------------------------------------------------
+
+def test_e1_bandwidth():
+    n = 1 << 18
+    rec = bench.bandwidth(n=n, sweep_sizes=[3 * (1 << 14), 3 * (1 << 22)], samples=3)
+    got = {r["kernel"]: r for r in rec["results"]}
+    assert list(got) == ["copy", "scale", "add", "triad"]
+    for k, arrays in (("copy", 2), ("scale", 2), ("add", 3), ("triad", 3)):
+        assert got[k]["bytes"] == arrays * n * 8
+        assert sane(got[k]["bytes_per_s"], CPU_BW_CEILING) and got[k]["bytes_per_s"] >= got[k]["bytes_per_s_median"]
+    assert rec["extra"][0]["bytes_moved"] == 5 * n * 8
+    assert [p["working_set_bytes"] for p in rec["sweep"]] == [3 * (1 << 14), 3 * (1 << 22)]
+    assert all(sane(p["bytes_per_s"], CPU_BW_CEILING) for p in rec["sweep"])
+
+
+def test_e2_matmul():
+    rec = bench.matmul(sizes=[32, 96], batches=[1, 8], weight_shape=(256, 128), samples=2)
+    square = [r for r in rec["results"] if r["shape"] == "square"]
+    skinny = [r for r in rec["results"] if r["shape"] == "skinny"]
+    assert {(r["dtype"], r["size"]) for r in square} == {(d, s) for d in ("float32", "float64") for s in (32, 96)}
+    assert [r["batch"] for r in skinny] == [1, 8] and all(r["k"] == 256 and r["n"] == 128 for r in skinny)
+    for r in rec["results"]:
+        assert r["flops"] == 2.0 * r["m"] * r["n"] * r["k"]
+        assert sane(r["flops_per_s"], CPU_PEAK_CEILING)
+    assert skinny[1]["intensity"] > skinny[0]["intensity"]  # more rows reuse the same weight
+
+
+def test_e3_roofline():
+    rec = bench.roofline(n=1 << 16, iters=[0, 4], samples=2)
+    r0, r4 = rec["results"]
+    assert r0["flops"] == (2 * 0 + 1) * r0["n"] and r4["flops"] == (2 * 4 + 1) * r4["n"]
+    assert r4["intensity"] == pytest.approx(9 / 8)
+    assert all(sane(r["flops_per_s"], CPU_PEAK_CEILING) and sane(r["bytes_per_s"], CPU_BW_CEILING)
+               for r in rec["results"])
+
+
+def test_e4_fusion_moves_fewer_bytes_when_fused():
+    rec = bench.fusion(sizes=[1 << 12, 1 << 16], samples=2)
+    for n in (1 << 12, 1 << 16):
+        moved = {r["variant"]: r["bytes_moved"] for r in rec["results"] if r["n"] == n}
+        assert moved == {"expression": 12 * 4 * n, "out_buffers": 9 * 4 * n, "cache_blocked": 2 * 4 * n}
+    assert all(sane(r["seconds"], 1.0) and r["speedup"] > 0 for r in rec["results"])
+
+
+def test_e5_divergence_needs_a_gpu():
+    rec = bench.divergence()
+    assert rec["status"] == "skipped" and "GPU" in rec["reason"] and rec["results"] == []
+
+
+def test_e6_occupancy_cpu_is_labelled():
+    rec = bench.occupancy(n=1 << 18, threads=[1, 2], samples=2)
+    assert "CPU" in rec["title"] and [r["threads"] for r in rec["results"]] == [1, 2]
+    assert all(sane(r["bytes_per_s"], CPU_BW_CEILING) for r in rec["results"])
+
+
+def test_e7_formats():
+    rec = bench.formats(n=64, samples=2)
+    got = {r["format"]: r for r in rec["results"]}
+    assert set(got) == {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"}
+    assert got["tf32"]["status"] == "skipped" and "TF32" in got["tf32"]["reason"]
+    assert got["fp8"]["status"] == "skipped" and got["fp8"]["reason"]
+    assert got["bf16"]["emulated"] and "emulation" in got["bf16"]["note"]
+    for f in ("fp64", "fp32", "fp16", "bf16"):
+        assert sane(got[f]["flops_per_s"], CPU_PEAK_CEILING)
+    errors = [got["fp64"]["rel_error"], got["fp32"]["rel_error"], got["fp16"]["rel_error"],
+              got["bf16"]["rel_error"], got["fp8"]["rel_error_emulated"]]
+    assert errors == sorted(errors) and errors[0] < 1e-12 and 1e-3 < errors[3] < 1e-2 < errors[4] < 0.2
+
+
+def test_e8_decode_against_the_bandwidth_bound():
+    rec = bench.decode(d=128, layers=2, batches=[1, 4], bandwidth=1e10, samples=2)
+    w = 2 * 128 * 128 * 4
+    assert rec["parameters"]["weight_bytes"] == w and rec["parameters"]["bandwidth_source"] == "given"
+    for r in rec["results"]:
+        assert r["bound_tokens_per_s"] == pytest.approx(r["batch"] * 1e10 / w)
+        assert sane(r["tokens_per_s"], 1e9) and r["intensity"] == pytest.approx(2 * r["batch"] / 4)
+
+
+def test_e9_transfer_not_applicable_on_cpu():
+    rec = bench.transfer()
+    assert rec["status"] == "skipped" and "not applicable" in rec["reason"]
+
+
+def test_bad_sizes_are_refused():
+    with pytest.raises(ValueError, match="sizes"):
+        bench.fusion(sizes=[0])
+    with pytest.raises(ValueError, match="which"):
+        bench.formats(which=["fp7"])
+    with pytest.raises(KeyError, match="unknown experiment"):
+        bench.get("speed")
+
+
+# --- CLI -----------------------------------------------------------------------------------------
+
+def test_cli_bandwidth_json_shape(capsys):
+    from hwlib.cli import main
+    assert main(["bench", "bandwidth", "--json", "--n", "65536", "--no-sweep", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"device", "backend", "results"} <= set(out) and out["backend"] == "numpy"
+    assert [r["kernel"] for r in out["results"]] == ["copy", "scale", "add", "triad"]
+    assert all(r["bytes_per_s"] > 0 for r in out["results"])
+
+
+SMALL = {"bandwidth": dict(n=1 << 14, sweep_sizes=[3 << 14]), "matmul": dict(sizes=[32], batches=[2], weight_shape=(64, 64)),
+         "roofline": dict(n=1 << 14, iters=[1]), "fusion": dict(sizes=[1 << 12]), "occupancy": dict(n=1 << 14, threads=[1]),
+         "formats": dict(n=32), "decode": dict(d=64, layers=1, batches=[1], bandwidth=1e10)}
+
+
+def test_cli_all_writes_a_loadable_run(tmp_path, monkeypatch, capsys):
+    from hwlib.bench import recorded
+    from hwlib.cli import main
+    real = bench.run
+    monkeypatch.setattr(bench, "run", lambda name, xp=None, quick=False, progress=None: real(
+        name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})))
+    out = tmp_path / "run.json"
+    assert main(["bench", "all", "--quick", "--out", str(out)]) == 0
+    run = recorded.load(out)
+    assert set(run["records"]) == set(bench.EXPERIMENTS) and run["quick"] is True
+    assert "[hwlib bench]" in capsys.readouterr().err  # progress went to stderr
+
+
+def test_cli_all_needs_out(capsys):
+    from hwlib.cli import main
+    assert main(["bench", "all"]) == 2
+    assert "--out" in capsys.readouterr().err
+
+
+def test_cli_runs_as_a_module():
+    env = dict(os.environ, HWLIB_BACKEND="numpy")
+    p = subprocess.run([sys.executable, "-m", "hwlib", "bench", "divergence"], capture_output=True, text=True, env=env)
+    assert p.returncode == 0 and "skipped: needs a GPU" in p.stdout and "hwlib backend: numpy" in p.stderr
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+def test_stream_c_reference_builds_and_reports_json(tmp_path):
+    src = os.path.join(os.path.dirname(__file__), "..", "tools", "stream", "stream.c")
+    exe = tmp_path / "stream"
+    subprocess.run(["gcc", "-O3", "-fopenmp", src, "-o", str(exe)], check=True)
+    out = json.loads(subprocess.run([str(exe), "100000", "3"], capture_output=True, text=True, check=True).stdout)
+    assert out["n"] == 100000 and all(0 < out[k] < CPU_BW_CEILING for k in ("copy", "scale", "add", "triad"))

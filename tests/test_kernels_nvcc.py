@@ -1,0 +1,69 @@
+"""Every CUDA source in hwlib/kernels compiles with `nvcc --ptx`, with the macro values the
+experiments pass, and exports the extern "C" names the Python code launches. No GPU needed."""
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import hwlib
+
+KERNELS = Path(hwlib.__file__).parent / "kernels"
+NVCC = shutil.which("nvcc")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) not installed on this machine")
+
+# file -> entry points the experiments launch
+EXPECTED = {"roofline.cu": {"fma_sweep_f32", "fma_sweep_f64"}, "divergence.cu": {"branchy", "branchy32"},
+            "occupancy.cu": {"read_ilp"}}
+# (file, -D option the experiments pass, architecture): sm_75 = T4 (Colab's free GPU), sm_90 = H100/H200
+BUILDS = [("roofline.cu", "-DITERS=0", "sm_75"), ("roofline.cu", "-DITERS=1024", "sm_75"),
+          ("roofline.cu", "-DITERS=64", "sm_90"), ("occupancy.cu", "-DILP=1", "sm_75"),
+          ("occupancy.cu", "-DILP=8", "sm_90"), ("divergence.cu", None, "sm_75"), ("divergence.cu", None, "sm_90")]
+_cache = {}
+
+
+def ptx(tmp_path_factory, name, define=None, arch="sm_75"):
+    """PTX text of one build (each build compiled once per session: nvcc takes ~0.5 s a file)."""
+    key = (name, define, arch)
+    if key not in _cache:
+        out = tmp_path_factory.mktemp("ptx") / f"{name}.ptx"
+        cmd = [NVCC, "--ptx", f"-arch={arch}", *([define] if define else []), str(KERNELS / name), "-o", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0, f"nvcc failed on {name} {define} {arch}:\n{proc.stderr}"
+        _cache[key] = out.read_text()
+    return _cache[key]
+
+
+def test_every_cu_file_is_covered():
+    assert {p.name for p in KERNELS.glob("*.cu")} == set(EXPECTED)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name, define, arch", BUILDS)
+def test_compiles_and_exports_entry_points(tmp_path_factory, name, define, arch):
+    found = set(re.findall(r"\.entry\s+(\w+)\(", ptx(tmp_path_factory, name, define, arch)))
+    assert EXPECTED[name] <= found, f"{name}: PTX exports {found}, Python launches {EXPECTED[name]}"
+
+
+def test_python_launches_the_names_the_tests_expect():
+    """The .cu entry names above are the ones hwlib.bench asks CuPy for."""
+    bench_dir = KERNELS.parent / "bench"
+    launched = set(re.findall(r'"(fma_sweep_f\d\d|branchy32|branchy|read_ilp)"', "".join(
+        p.read_text() for p in bench_dir.glob("e*.py"))))
+    assert launched == set().union(*EXPECTED.values())
+
+
+@needs_nvcc
+def test_roofline_kernel_keeps_its_fmas(tmp_path_factory):
+    """The FMAs must survive optimisation (the result is stored only under a never-true test)."""
+    assert ptx(tmp_path_factory, "roofline.cu", "-DITERS=0").count("fma.rn.f32") == 0
+    assert ptx(tmp_path_factory, "roofline.cu", "-DITERS=64", "sm_90").count("fma.rn.f32") >= 16
+    assert ptx(tmp_path_factory, "roofline.cu", "-DITERS=64", "sm_90").count("fma.rn.f64") >= 16
+
+
+@needs_nvcc
+def test_divergence_kernel_keeps_two_paths(tmp_path_factory):
+    """Both branch bodies stay separate loops (not merged into one select), or there is no divergence."""
+    body = ptx(tmp_path_factory, "divergence.cu").split(".entry branchy32")[0]
+    assert body.count("fma.rn.f32") >= 2 and "@%p" in body

@@ -103,10 +103,10 @@ class Estimate:
     def _repr_html_(self) -> str:
         cells = "".join(
             f"<tr><td>{html.escape(r['label'])}</td><td style='text-align:right'>{html.escape(r['text'])}"
-            f"</td><td><code>{html.escape(r['formula'])}</code></td><td>{html.escape(r['inputs'])}</td>"
-            f"<td><code>{html.escape(r['function'])}</code></td></tr>" for r in self.rows())
-        return ("<table><thead><tr><th>quantity</th><th>value</th><th>formula</th><th>numbers</th>"
-                f"<th>hwlib function</th></tr></thead><tbody>{cells}</tbody></table>")
+            f"</td><td>{html.escape(r['formula'])}</td><td>{html.escape(r['inputs'])}</td>"
+            f"<td>{html.escape(r['function'].removeprefix('hwlib.'))}</td></tr>" for r in self.rows())
+        return ("<table style='font-size:85%'><thead><tr><th>quantity</th><th>value</th><th>formula</th>"
+                f"<th>numbers</th><th>hwlib function</th></tr></thead><tbody>{cells}</tbody></table>")
 
 
 _ACTIVATION_FORMULA = {"none": "s·b·h·L·(34 + 5·a·s/h)", "selective": "s·b·h·L·34", "full": "2·s·b·h·L"}

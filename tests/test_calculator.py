@@ -112,7 +112,7 @@ def test_display_lists_formula_and_units():
     text = str(est)
     assert "C = 6·N·D" in text and "7.47e18 FLOP" in text and "$15.72" in text
     html = est._repr_html_()
-    assert html.startswith("<table>") and "hwlib.flops.training_time_s" in html
+    assert html.startswith("<table") and "flops.training_time_s" in html and "C = 6·N·D" in html
     d = est.to_dict()
     assert d["training_flops"] == est.training_flops and d["inputs"]["gpu"] == "H100 SXM"
     assert est["training_time_s"].text() == "5.24 h"

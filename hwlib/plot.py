@@ -262,11 +262,11 @@ def decode(record: dict, recorded=(), ax=None):
     return fig, ax
 
 
-def measured_roofline(records, spec=None, precision: str | None = None, ax=None):
-    """E3 (or E2) points (intensity, FLOP/s) of one or more records, the empirical roofline from
-    their best bandwidth and best FLOP/s, and the spec-sheet roofline of `spec` (a name or
-    Accelerator; default: the first record's matched device) where it has `precision`."""
-    records = [records] if isinstance(records, dict) else list(records)
+def measured_roofline(records, spec=None, precision: str | None = None, ax=None, recorded=()):
+    """E3 (or E2) points (intensity, FLOP/s) of one or more records (plus `recorded` ones), the
+    empirical roofline from their best bandwidth and best FLOP/s, and the spec-sheet roofline of
+    `spec` (a name or Accelerator; default: the first record's matched device) in `precision`."""
+    records = ([records] if isinstance(records, dict) else list(records)) + list(recorded)
     if not records:
         raise ValueError("records must hold at least one E3/E2 record")
     fig, ax = _axes(ax)

@@ -151,6 +151,8 @@ def test_measured_roofline_with_spec_and_empirical_roof():
     emp = [l for l in ax.get_lines() if l.get_label() == "float32: empirical roof"][0]
     assert max(emp.get_ydata()) == pytest.approx(1e11)
     assert any("spec sheet: Toy fp32" in l.get_label() for l in ax.get_lines())
+    fig, ax = plot.measured_roofline(_rec("roofline", rows), recorded=[_rec("roofline", rows, "recorded", "Tesla T4")])
+    assert ax.get_title() == "Empirical roofline - live on Test Device; recorded on Tesla T4, 2026-03-04"
 
 
 def test_generic_sweep_with_theory_line():

@@ -28,6 +28,7 @@ def test_round_trip(tmp_path, run):
         assert got["source"] == "recorded"  # never mistaken for a live measurement
         assert {k: v for k, v in got.items() if k != "source"} == {k: v for k, v in rec.items() if k != "source"}
     assert recorded.label(back["records"]["fusion"]).startswith(f"recorded on {run['device']['name']}, 20")
+    assert recorded.label(run).startswith("recorded on")  # a run is recorded even before it is saved
 
 
 @pytest.mark.parametrize("change, match", [
@@ -63,6 +64,9 @@ def test_available_lists_json_only(tmp_path, monkeypatch, run):
     recorded.save(run, tmp_path / "a_run.json")
     assert [p.name for p in recorded.available()] == ["a_run.json", "b_run.json"]
     assert len(recorded.records(recorded.load_available(), "fusion")) == 2
+    assert len(recorded.load_all("fusion")) == 2 and recorded.load_all("matmul") == []
+    with pytest.raises(KeyError, match="unknown experiment"):
+        recorded.load_all("empirical_roofline")
 
 
 def test_shipped_runs_load():

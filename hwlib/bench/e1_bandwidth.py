@@ -21,13 +21,18 @@ ARRAYS = {"copy": 2, "scale": 2, "add": 3, "triad": 3}  # STREAM's byte count, p
 SCALAR = 3.0
 
 
+_EK: dict = {}  # ElementwiseKernel objects, built once (CuPy caches the compiled code per object)
+
+
 def _gpu_kernels(cp, a, b, c, s):
     """ElementwiseKernels with explicit outputs: no allocation inside the timed region."""
-    ek = cp.ElementwiseKernel
-    copy = ek("T a", "T c", "c = a", "hwlib_copy")
-    scale = ek("T c, T s", "T b", "b = s * c", "hwlib_scale")
-    add = ek("T a, T b", "T c", "c = a + b", "hwlib_add")
-    triad = ek("T b, T c, T s", "T a", "a = b + s * c", "hwlib_triad")
+    if not _EK:
+        ek = cp.ElementwiseKernel
+        _EK.update(copy=ek("T a", "T c", "c = a", "hwlib_copy"),
+                   scale=ek("T c, T s", "T b", "b = s * c", "hwlib_scale"),
+                   add=ek("T a, T b", "T c", "c = a + b", "hwlib_add"),
+                   triad=ek("T b, T c, T s", "T a", "a = b + s * c", "hwlib_triad"))
+    copy, scale, add, triad = _EK["copy"], _EK["scale"], _EK["add"], _EK["triad"]
     s = a.dtype.type(s)
     return {"copy": lambda: copy(a, c), "scale": lambda: scale(c, s, b),
             "add": lambda: add(a, b, c), "triad": lambda: triad(b, c, s, a)}

@@ -1,7 +1,7 @@
 """E4 - elementwise fusion: y = a x^2 + b x + c as separate passes vs one fused pass.
 
 Bytes moved per element (itemsize b; each pass reads its inputs and writes its output once):
-  expression   a*x*x + b*x + c   5 passes: (1+1) + (2+1) + (1+1) + (2+1) + (1+1) = 12 b, 4 temporaries
+  expression   x*a*x + x*b + c   5 passes: (1+1) + (2+1) + (1+1) + (2+1) + (1+1) = 12 b, 4 temporaries
   out_buffers  Horner with out=  t = a x; t += b; t *= x; y = t + c   (1+1)+(1+1)+(2+1)+(1+1) = 9 b
   fused        one pass          read x, write y = 2 b
 GPU fused variants: ``cupy.fuse`` and an ``ElementwiseKernel`` (compiled on first call - reported
@@ -39,7 +39,7 @@ def _variants(bk, x, y, t):
     a, b, c = (x.dtype.type(v) for v in (A, B, C))
 
     def expression():
-        return a * x * x + b * x + c  # allocates a result and temporaries every call
+        return x * a * x + x * b + c  # 5 kernels; allocates a result and temporaries every call
 
     def out_buffers():
         xp.multiply(x, a, out=t)

@@ -6,7 +6,7 @@ exercise 4). Bandwidth ceiling (hwlib.flops.decode_tokens_per_s_bound):
     tokens/s <= B x bandwidth / W        [tokens/s over the whole batch]
 Intensity ~ 2 B d^2 FLOP / (d^2 x itemsize) = 2 B / itemsize FLOP/byte, so batching is nearly free
 until B approaches the ridge point; then the compute roof takes over.
-Here: L layers of d x d weights, X (d x B); a step is L chained matmuls Y = W_l X (ping-pong buffers).
+Here: L layers of d x d weights, X (d x B); a step is L chained matmuls Y_l = W_l Y_(l-1), Y_0 = X.
 """
 from __future__ import annotations
 
@@ -63,13 +63,16 @@ def decode(xp=None, d: int | None = None, layers: int | None = None, batches=Non
         prec = {"float16": "fp16", "float32": "fp32"}.get(dtype.name, "bf16")
         peak = acc.peak_flops(prec) if prec in acc.precisions() else None
     rng = bk.xp.random.default_rng(0)
-    w = (rng.standard_normal((layers, d, d), dtype=np.float32) / np.sqrt(d)).astype(dtype)
+    w = (rng.standard_normal((layers, d, d), dtype=np.float32) / float(np.sqrt(d))).astype(dtype)  # stays float32
     for b in batches:
-        bufs = [rng.standard_normal((d, b), dtype=np.float32).astype(dtype), bk.xp.empty((d, b), dtype=dtype)]
+        x0 = rng.standard_normal((d, b), dtype=np.float32).astype(dtype)  # every step starts here: no blow-up
+        ys = [bk.xp.empty((d, b), dtype=dtype) for _ in range(2)]
 
         def step():
+            src = x0
             for layer in range(layers):
-                bk.xp.matmul(w[layer], bufs[layer % 2], out=bufs[(layer + 1) % 2])
+                bk.xp.matmul(w[layer], src, out=ys[layer % 2])
+                src = ys[layer % 2]
         _common.say(progress, f"decode: batch {b}")
         t = timing.measure(step, bk, samples=samples)
         step_flops = 2.0 * layers * d * d * b

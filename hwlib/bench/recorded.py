@@ -95,6 +95,7 @@ def load(path) -> dict:
         rec.setdefault("device", run["device"])
         rec.setdefault("date", run["date"])
     run["path"] = str(path)
+    run["source"] = "recorded"
     return run
 
 
@@ -113,12 +114,20 @@ def records(runs, experiment: str) -> list:
     return [run["records"][experiment] for run in runs if experiment in run.get("records", {})]
 
 
+def load_all(experiment: str) -> list:
+    """The `experiment` records of every shipped run (an empty list until a GPU run is recorded)."""
+    from hwlib import bench
+    bench.get(experiment)  # KeyError naming the accepted experiments
+    return records(load_available(), experiment)
+
+
 def label(rec: dict) -> str:
-    """'live on <device>' / 'recorded on <device>, <date>' / 'published (not ours): <device>'."""
+    """'live on <device>' / 'recorded on <device>, <date>' / 'published (not ours): <device>',
+    for a record or a whole run (a saved run is always 'recorded')."""
     from hwlib import plot
     device = rec.get("device", {})
     name = device.get("name", "?") if isinstance(device, dict) else str(device)
-    kind = rec.get("source", "live")
+    kind = "recorded" if rec.get("schema") == SCHEMA else rec.get("source", "live")
     return plot.source_label(kind, name, str(rec.get("date", ""))[:10] or None)
 
 

@@ -49,7 +49,9 @@ def run_all(xp=None, quick: bool = False, progress=None, names=None) -> dict:
     return recorded.make_run(records, quick=quick)
 
 
-def __getattr__(attr):  # bench.bandwidth(...), bench.matmul(...), ... without importing every module
+def __getattr__(attr):  # bench.bandwidth(...), bench.recorded, ... without importing every module
     if attr in EXPERIMENTS:
         return get(attr)
+    if attr in ("recorded", "timing", "cpu"):
+        return importlib.import_module(f"hwlib.bench.{attr}")
     raise AttributeError(f"module 'hwlib.bench' has no attribute {attr!r}")

@@ -61,10 +61,14 @@ def main(args) -> int:
 def _human(key: str, value) -> str:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return str(value)
+    if isinstance(value, int) and not key.endswith("bytes"):
+        return str(value)
     if key.endswith("bytes_per_s"):
         return f"{value / 1e9:.2f} GB/s"
-    if key.endswith("flops_per_s") or key == "flop_per_s":
+    if key.endswith("flops_per_s"):
         return f"{value / 1e9:.1f} GFLOP/s"
+    if key.endswith("tokens_per_s"):
+        return f"{value:.4g} tokens/s"
     if key.startswith("seconds") or key.endswith("_s"):
         return f"{value * 1e3:.3f} ms"
     if key.endswith("bytes"):
@@ -78,8 +82,10 @@ def format_record(rec: dict) -> str:
     lines = [f"{rec.get('title', rec.get('experiment'))} - live on {dev} ({rec.get('backend')})"]
     if rec.get("status") != "ok":
         return "\n".join(lines + [f"skipped: {rec.get('reason')}"])
-    keep = ("kernel", "variant", "dtype", "n", "size", "batch", "iters", "threads", "working_set_bytes",
-            "bytes", "seconds", "bytes_per_s", "flops_per_s", "tokens_per_s", "bound_tokens_per_s")
+    keep = ("kernel", "variant", "pattern", "format", "status", "shape", "dtype", "direction", "host_memory",
+            "n", "size", "batch", "iters", "threads", "ilp", "working_set_bytes", "bytes", "bytes_moved", "seconds",
+            "bytes_per_s", "flops_per_s", "tokens_per_s", "bound_tokens_per_s", "speedup", "slowdown", "rel_error",
+            "reason")
     for row in rec.get("results", []):
         lines.append("  " + "  ".join(f"{k}={_human(k, row[k])}" for k in keep if k in row))
     lines += [f"  note: {n}" for n in rec.get("notes", [])]

@@ -2,7 +2,7 @@
 
 `glue(name, value, fmt)` stores a formatted number under `name` for myst-nb's {glue:text} role, so
 prose never carries a hand-typed figure. On Colab or a plain Jupyter (no myst-nb) it does nothing
-visible and simply returns the value, so the same notebook runs everywhere.
+visible, so the same notebook runs everywhere.
 """
 from __future__ import annotations
 
@@ -14,15 +14,10 @@ except ImportError:  # pragma: no cover - exercised on Colab / plain Jupyter
 GLUED: dict[str, str] = {}
 
 
-class _Text(str):
-    """A string whose repr is itself, so {glue:text} shows `295`, not `'295'`."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
 def glue(name: str, value, fmt: str | None = None):
-    """Glue `value` (formatted with `fmt`, e.g. "{:.0f}" or a callable) under `name`; return `value`."""
+    """Glue `value` (formatted with `fmt`, e.g. "{:.0f}" or a callable) under `name`.
+
+    Returns nothing, so a cell that ends with a glue call shows no stray output."""
     if callable(fmt):
         text = fmt(value)
     elif fmt:
@@ -31,5 +26,6 @@ def glue(name: str, value, fmt: str | None = None):
         text = str(value)
     GLUED[name] = text
     if _myst_glue is not None:
-        _myst_glue(name, _Text(text), display=False)
-    return value
+        # A plain str: its repr is a quoted literal, which {glue:text} unquotes exactly (a bare number
+        # text such as 1e+15 or 1,500 would be re-parsed by myst-nb and printed differently).
+        _myst_glue(name, text, display=False)

@@ -8,7 +8,7 @@ slug=$(basename "$page" .md)
 dir=${TRY_DIR:-/tmp/try_$slug}
 rm -rf "$dir" && mkdir -p "$dir/chapters"
 cp -r "$root/_config.yml" "$root/_ext" "$root/references.bib" "$root/intro.md" "$dir/"
-[ -d "$root/_vendor" ] && cp -r "$root/_vendor" "$dir/" || mkdir -p "$dir/_vendor"
+for extra in _vendor _theme _extra; do [ -d "$root/$extra" ] && cp -r "$root/$extra" "$dir/"; done; mkdir -p "$dir/_vendor"
 cp "$root/$page" "$dir/chapters/"
 printf 'format: jb-book\nroot: intro\nchapters:\n  - file: chapters/%s\n  - file: references\n' "$slug" > "$dir/_toc.yml"
 printf '# References\n\n```{bibliography}\n:all:\n```\n' > "$dir/references.md"

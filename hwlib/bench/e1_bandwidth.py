@@ -104,6 +104,8 @@ def bandwidth(xp=None, n: int | None = None, dtype=None, quick: bool = False, sw
     if sweep:
         rec["sweep"] = working_set_sweep(bk, dtype, sweep_sizes, quick, progress)
         rec["parameters"]["sweep_threads"] = None if bk.is_gpu else 1
+        rec["notes"].append("sweep: the smallest working sets are limited by per-call overhead (kernel launch on a "
+                            "GPU, Python/NumPy dispatch on a CPU: microseconds), not by any memory")
     return rec
 
 

@@ -91,7 +91,7 @@ def _numeric(check: Check, raw, want, public: bool):
     shown = _show(raw) if isinstance(raw, str) else _si(got, check.kind)
     if abs(got - want) <= check.atol + check.rtol * abs(want):
         return True, f"{shown} is correct"
-    tol = f"within {check.rtol:.0%}" if check.rtol and not check.atol else "within the tolerance"
+    tol = f"within {check.rtol * 100:.3g}%" if check.rtol and not check.atol else "within the tolerance"
     note = _scale_note(got, want, raw) if public else ""
     if isinstance(raw, str):
         shown += f" (= {_si(got, check.kind)})"

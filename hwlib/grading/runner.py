@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import KernelManager
+from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
@@ -118,7 +118,7 @@ class Runner:
         argv = sandbox.kernel_argv(self.cfg.limits, self.bwrap, workdir, env, self.secrets)
         kernels = root / "kernels"
         name = sandbox.write_kernelspec(kernels, argv)
-        km = KernelManager(kernel_name=name, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
+        km = AsyncKernelManager(kernel_name=name, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
                            transport="ipc", ip=str(workdir / f".kernel{attempt}"),
                            connection_file=str(workdir / f".kernel{attempt}.json"))
         client = _Client(self.nb, km, self.cfg.max_output_bytes, timeout=int(self.cfg.timeout_cell),
@@ -160,6 +160,8 @@ class Runner:
             client.execute_cell(cell, index)
         except DeadKernelError:
             return "dead"
+        except Exception:  # e.g. the kernel's messages became unreadable (a patched json): start over
+            return "dead"
         content = (client.last_reply or {}).get("content", {})
         if content.get("status") == "error":
             return "timeout" if content.get("ename") == _TIMEOUT_ENAME else f"error: {content.get('ename')}"
@@ -168,7 +170,7 @@ class Runner:
     def _responsive(self, client) -> bool:
         self.nb.cells.append(nbformat.v4.new_code_cell("pass"))
         try:
-            return self._execute(client, self.nb.cells[-1], len(self.nb.cells) - 1, 5) == "ok"
+            return self._execute(client, self.nb.cells[-1], len(self.nb.cells) - 1, 3) == "ok"
         except Exception:
             return False
         finally:

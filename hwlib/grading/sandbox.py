@@ -131,7 +131,8 @@ def bwrap_args(bwrap: str, workdir: Path, secrets=()) -> list[str]:
 def kernel_argv(limits: Limits, bwrap: str | None, workdir: Path, env: dict, secrets=()) -> list[str]:
     """The kernelspec argv ("{connection_file}" is filled in by jupyter_client)."""
     inner = [sys.executable, "-c", LAUNCHER, str(limits.memory_bytes), str(limits.cpu_s),
-             str(limits.file_bytes), str(limits.nproc), str(limits.open_files), "-f", "{connection_file}"]
+             str(limits.file_bytes), str(limits.nproc), str(limits.open_files), "-f", "{connection_file}",
+             "--HistoryManager.enabled=False"]
     if not bwrap:
         return inner
     outer = bwrap_args(bwrap, workdir, secrets)

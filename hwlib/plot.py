@@ -66,7 +66,8 @@ def _log_axes(ax, xlabel: str, ylabel: str, yunit: str, xunit: str | None = None
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.yaxis.set_major_formatter(EngFormatter(unit=yunit))
-    ax.yaxis.set_minor_formatter(EngFormatter(unit=yunit) if logy else plt.NullFormatter())
+    lo, hi = ax.get_ylim()  # label minor ticks only when the data span less than a decade
+    ax.yaxis.set_minor_formatter(EngFormatter(unit=yunit) if logy and 0 < lo and hi / lo < 10 else plt.NullFormatter())
     if xunit:
         ax.xaxis.set_major_formatter(EngFormatter(unit=xunit))
     ax.grid(True, which="major", alpha=0.3)

@@ -1,0 +1,134 @@
+// Page code of the LLM calculator (hwlib.web.llm_calculator). It draws the form and the table; the
+// numbers, labels, formulas and refusals come from hw.call("hwlib.calculator.estimate", …), the
+// JavaScript generated from hwlib's Python (the same function chapter 9 calls).
+const D = DATA.defaults;
+const accByName = Object.fromEntries(DATA.accelerators.map((a) => [a.name, a]));
+const modelByName = Object.fromEntries(DATA.models.map((m) => [m.name, m]));
+const SHAPE = [["vocab_size", "vocabulary V"], ["d_model", "width d (hidden)"], ["n_layers", "layers L"],
+  ["n_heads", "attention heads h"], ["n_kv_heads", "KV heads h_kv"], ["d_ff", "MLP width d_ff"],
+  ["max_context", "max context"]];
+const FLAGS = [["gated_mlp", "SwiGLU MLP (3 matrices)"], ["tied_embeddings", "output head tied to the embedding"],
+  ["learned_positions", "learned position table"], ["bias", "biases and LayerNorm (GPT style)"]];
+const KV_SHAPE = new Set(["n_layers", "n_kv_heads"]);   // what a bare parameter count still needs
+const first = modelByName[D.model];
+
+const inputs = {};
+const add = (pair, extra = {}) => { inputs[pair[1].name] = pair[1]; return h("div", { class: "hwlib-field", ...extra }, ...pair); };
+const modelOptions = [...DATA.models.map((m) => [m.name, m.name]), ["__shape", "custom shape…"], ["__params", "parameter count…"]];
+const group = (legend, ...children) => h("fieldset", {}, h("legend", { text: legend }), h("div", { class: "hwlib-grid" }, ...children));
+const shapeSet = group("Model", add(select("model", "model", modelOptions, D.model), { class: "hwlib-field hwlib-wide" }),
+  add(field("n_params", "parameters N", "7e9"), { "data-params": "1" }),
+  ...SHAPE.map(([k, label]) => add(field(k, label, first[k]), { "data-shape": k })),
+  add(field("head_dim", "head dim d_head", "128"), { "data-params": "1" }));
+const flagBoxes = {};
+const flagRow = h("div", { class: "hwlib-flags" });
+for (const [k, label] of FLAGS) {
+  const id = `${uid}-${k}`;
+  flagBoxes[k] = h("input", { id, type: "checkbox", name: k, checked: Boolean(first[k]) });
+  flagRow.append(h("div", { class: "hwlib-flag", "data-shape": k }, flagBoxes[k], h("label", { for: id, text: label })));
+}
+shapeSet.append(flagRow);
+const workSet = group("Workload",
+  add(field("tokens", "training tokens D", D.tokens)), add(field("seq_len", "sequence length s", D.seq_len)),
+  add(field("batch", "batch B (sequences)", D.batch)),
+  add(select("weights_dtype", "weights dtype (serving)", DATA.dtypes.map((d) => [d, d]), "bf16")),
+  add(select("kv_dtype", "KV cache dtype", DATA.dtypes.map((d) => [d, d]), "bf16")),
+  add(select("recompute", "activation recompute", DATA.recompute.map((r) => [r, r]), "none")),
+  add(select("zero_stage", "ZeRO stage", ["0", "1", "2", "3"].map((z) => [z, z]), "0")));
+const hwSet = group("Hardware",
+  add(select("gpu", "accelerator (spec sheet)", DATA.accelerators.map((a) => [a.name, a.name]), D.gpu)),
+  add(select("precision", "precision of the peak FLOP/s", [], "")), add(field("n_gpus", "GPUs G", D.n_gpus)),
+  add(field("mfu", "MFU u (0 < u ≤ 1)", D.mfu)), add(field("scaling_efficiency", "scaling efficiency η (0 < η ≤ 1)", 1)),
+  add(field("price_per_hour", "price, USD per GPU-hour (empty: the sheet's)", D.price_per_hour)));
+const specNote = h("p", { class: "hwlib-note" });
+hwSet.append(specNote);
+const shapeNodes = () => shapeSet.querySelectorAll("[data-shape]");
+
+const tbody = h("tbody");
+const missing = h("ul", { class: "hwlib-note hwlib-missing" });
+const table = h("table", { class: "hwlib-results" },
+  h("caption", { text: "Every quantity with its formula and the numbers that went in (GB = 10⁹ bytes, GiB = 2³⁰ bytes). " +
+                       "The code is hwlib.calculator.estimate, compiled to JavaScript when the book was built." }),
+  h("thead", {}, h("tr", {}, ...["quantity", "value", "formula", "numbers"].map((t) => h("th", { scope: "col", text: t })))), tbody);
+root.append(h("div", { class: "hwlib-form hwlib-stack" }, shapeSet, workSet, hwSet), errorBox,
+  h("div", { class: "hwlib-scroll" }, table), missing);
+
+const mode = () => (inputs.model.value === "__shape" ? "shape" : inputs.model.value === "__params" ? "params" : "named");
+function applyModel() {
+  const m = mode();
+  if (m === "named") {
+    const shape = modelByName[inputs.model.value];
+    for (const [k] of SHAPE) inputs[k].value = String(shape[k]);
+    for (const [k] of FLAGS) flagBoxes[k].checked = Boolean(shape[k]);
+  }
+  for (const node of shapeNodes()) node.hidden = m === "params" && !KV_SHAPE.has(node.dataset.shape);
+  for (const node of shapeSet.querySelectorAll("[data-params]")) node.hidden = m !== "params";
+  for (const [k] of FLAGS) flagBoxes[k].disabled = m === "params";
+}
+function applyGpu() {
+  const acc = accByName[inputs.gpu.value];
+  const previous = inputs.precision.value;
+  const have = DATA.precisions.filter((p) => p in acc.flops);
+  inputs.precision.replaceChildren(h("option", { value: "", text: "auto: bf16, else fp16" }),
+    ...have.map((p) => h("option", { value: p, text: p })));
+  inputs.precision.value = have.includes(previous) ? previous : "";
+  if (acc.price_per_hour_usd !== null) inputs.price_per_hour.value = String(acc.price_per_hour_usd);
+  specNote.textContent = `Spec sheet: ${acc.name}, ${FORMAT.bytes(acc.memory_bytes)} at ${units("format_bandwidth", { x: acc.bandwidth })}` +
+    `; dense peaks ${have.map((p) => `${p} ${FORMAT.rate(acc.flops[p])}`).join(", ")}. Sources: ${acc.source_bandwidth}.` +
+    (acc.price_per_hour_usd === null ? ` The sheet has no price for the ${acc.name}: the cost uses the price you enter.` : "");
+}
+
+function readKwargs() {
+  const m = mode();
+  const kw = {};
+  const shape = {};
+  if (m === "named") kw.model = inputs.model.value;
+  else if (m === "shape") {
+    for (const [k] of SHAPE) shape[k] = readNumber(inputs[k]);
+    for (const [k] of FLAGS) shape[k] = flagBoxes[k].checked;
+    kw.model = hw.call("hwlib.models.custom", { name: "custom shape", ...shape });
+  } else {
+    kw.n_params = readNumber(inputs.n_params);
+    kw.n_layers = readNumber(inputs.n_layers);
+    kw.n_kv_heads = readNumber(inputs.n_kv_heads);
+    kw.head_dim = readNumber(inputs.head_dim);
+  }
+  for (const k of ["tokens", "seq_len", "batch", "n_gpus", "mfu", "scaling_efficiency"]) kw[k] = readNumber(inputs[k]);
+  kw.price_per_hour = inputs.price_per_hour.value.trim() === "" ? null : readNumber(inputs.price_per_hour);
+  kw.precision = inputs.precision.value || null;
+  kw.gpu = inputs.gpu.value;
+  for (const k of ["weights_dtype", "kv_dtype", "recompute"]) kw[k] = inputs[k].value;
+  kw.zero_stage = Number(inputs.zero_stage.value);
+  return { kw, record: { mode: m, shape, ...kw, model: m === "named" ? kw.model : null } };
+}
+
+function update() {
+  try {
+    clearError();
+    const { kw, record } = readKwargs();
+    const est = hw.call("hwlib.calculator.estimate", kw);
+    const rows = Object.values(est.quantities).map((q) => ({ ...q, text: hw.call("hwlib.calculator.Quantity.text", { self: q }) }));
+    tbody.replaceChildren(...rows.map((r) => h("tr", {}, h("th", { scope: "row", text: r.label }),
+      h("td", { class: "hwlib-value" }, h("output", { "data-key": r.key, "data-value": String(r.value), text: r.text })),
+      h("td", { class: "hwlib-formula" }, h("code", { text: r.formula })), h("td", { class: "hwlib-inputs", text: r.inputs }))));
+    missing.replaceChildren(...Object.entries(est.missing).map(([k, why]) => h("li", { text: `${k} not computed: it needs ${why}` })));
+    markReady({ rows: rows.map(({ __class__, ...r }) => r), missing: est.missing }, record);
+  } catch (err) {
+    showError(err);
+    tbody.replaceChildren();
+    missing.replaceChildren();
+  }
+}
+
+root.addEventListener("input", (event) => {
+  if (event.target === inputs.model) applyModel();
+  if (event.target === inputs.gpu) applyGpu();
+  if (mode() === "named" && (SHAPE.some(([k]) => event.target === inputs[k]) || event.target.type === "checkbox")) {
+    inputs.model.value = "__shape";          // editing a named shape makes it a custom one
+    applyModel();
+  }
+  update();
+});
+applyModel();
+applyGpu();
+update();

@@ -1,0 +1,13 @@
+"""The book's in-page calculators: JavaScript generated from hwlib's Python at build time.
+
+>>> from hwlib.web import llm_calculator, roofline_explorer   # in a hidden cell of a chapter
+>>> html = llm_calculator()          # an IPython HTML object; myst-nb puts its text/html in the page
+
+`transpile.to_js` turns hwlib functions into JavaScript (one source of formulas: the page runs
+`hwlib.calculator.estimate` and `hwlib.roofline` themselves), `widgets` builds the self-contained
+HTML, `gallery` the hardware gallery's tables, `parity` the inputs the tests compare on.
+"""
+from .transpile import Unsupported, to_js
+from .widgets import llm_calculator, roofline_explorer
+
+__all__ = ["llm_calculator", "roofline_explorer", "to_js", "Unsupported"]

@@ -1,0 +1,148 @@
+"""Random inputs and comparisons for checking the generated JavaScript against hwlib's Python
+(tests/test_web_transpile.py runs it in Node, tests/browser/ in the built book's pages).
+
+An estimate "case" is the keyword set of `hwlib.calculator.estimate`, except that a custom model
+is written ``{"custom": {...models.custom keywords...}}`` so it can travel as JSON; `to_python`
+turns it into a ModelShape, the page's JS builds it with the generated `models.custom`.
+"""
+from __future__ import annotations
+
+import math
+import random
+import re
+
+from .. import calculator, memory, models, roofline, specs
+from .widgets import DTYPES, KERNELS
+
+_WHOLE = re.compile(r"(?<![\d.])(-?\d+)\.0(?![\d])")
+
+
+def normalize_message(message: str) -> str:
+    """Python prints 4096.0 where the page prints 4096 (JS has one number type): compare modulo '.0'."""
+    return _WHOLE.sub(r"\1", str(message))
+
+
+def _log_uniform(rng: random.Random, lo: float, hi: float) -> float:
+    return 10 ** rng.uniform(math.log10(lo), math.log10(hi))
+
+
+def shape_inputs(rng: random.Random) -> dict:
+    """Keywords for `models.custom` (a valid decoder-only shape)."""
+    n_heads = rng.choice([1, 2, 4, 8, 12, 16, 32, 64, 128])
+    return {"vocab_size": rng.randint(100, 260000), "d_model": n_heads * rng.choice([16, 64, 128]),
+            "n_layers": rng.randint(1, 128), "n_heads": n_heads,
+            "n_kv_heads": rng.choice([h for h in (1, 2, 4, 8, n_heads) if n_heads % h == 0]),
+            "d_ff": rng.randint(1, 60000), "max_context": rng.randint(1, 131072),
+            "tied_embeddings": rng.random() < 0.5, "gated_mlp": rng.random() < 0.5,
+            "learned_positions": rng.random() < 0.5, "bias": rng.random() < 0.5}
+
+
+def estimate_case(rng: random.Random) -> dict:
+    """One valid keyword set for `calculator.estimate`, drawn at random (see the module docstring)."""
+    acc = rng.choice(specs.all())
+    pick = rng.random()
+    case = {"model": rng.choice(models.names()) if pick < 0.4 else
+            {"custom": shape_inputs(rng)} if pick < 0.7 else None,
+            "tokens": None if rng.random() < 0.1 else _log_uniform(rng, 1e6, 3e13), "gpu": acc.name,
+            "n_gpus": rng.randint(1, 16384), "mfu": rng.uniform(1e-3, 1.0),
+            "price_per_hour": None if rng.random() < 0.3 else rng.uniform(0.0, 12.0),
+            "precision": None if rng.random() < 0.5 else rng.choice(acc.precisions()),
+            "weights_dtype": rng.choice(DTYPES), "kv_dtype": rng.choice(DTYPES),
+            "seq_len": rng.randint(1, 131072), "batch": rng.randint(1, 512), "zero_stage": rng.randint(0, 3),
+            "recompute": rng.choice(memory.RECOMPUTE), "scaling_efficiency": rng.uniform(0.05, 1.0)}
+    if case["model"] is None:
+        case["n_params"] = _log_uniform(rng, 1e6, 2e12)
+        if rng.random() < 0.8:
+            case.update(n_layers=rng.randint(1, 160), n_kv_heads=rng.choice([1, 8, 32]),
+                        head_dim=rng.choice([64, 128]))
+    return case
+
+
+def bad_estimate_cases(rng: random.Random) -> list[dict]:
+    """Impossible inputs that `calculator.estimate` refuses (and so must the page)."""
+    base = {**estimate_case(rng), "model": "Llama 3 8B", "tokens": 1e12}
+    changes = [{"n_gpus": v} for v in (-1, 0, 2.5, math.nan)] + [{"mfu": v} for v in (1.5, 0.0, -0.2, math.nan)]
+    changes += [{"tokens": v} for v in (-1.0, 0.0, math.nan, math.inf)] + [{"seq_len": v} for v in (0, -5, 1.5)]
+    changes += [{"batch": 0}, {"price_per_hour": -3.0}, {"price_per_hour": math.nan},
+                {"scaling_efficiency": 1.5}, {"scaling_efficiency": 0.0}, {"zero_stage": 4}, {"zero_stage": -1},
+                {"weights_dtype": "bf17"}, {"recompute": "sometimes"}, {"precision": "fp64"},
+                {"gpu": "H1000"}, {"model": "Llama 9"}, {"model": None},
+                {"model": None, "n_params": -1.0}, {"model": None, "n_params": math.nan},
+                {"model": None, "n_params": 7e9, "n_layers": 32},
+                {"model": {"custom": {"vocab_size": 32000, "d_model": 100, "n_layers": 2, "n_heads": 7}}},
+                {"model": {"custom": {"vocab_size": 32000, "d_model": 64, "n_layers": 2, "n_heads": 8,
+                                      "n_kv_heads": 3}}},
+                {"model": {"custom": {"vocab_size": -5, "d_model": 64, "n_layers": 2, "n_heads": 8}}}]
+    return [{**base, **c} for c in changes]
+
+
+def to_python(case: dict) -> dict:
+    """The keywords `calculator.estimate` takes (a custom model becomes a ModelShape)."""
+    model = case.get("model")
+    if isinstance(model, dict):
+        model = models.custom("custom shape", **model["custom"])
+    return {**case, "model": model}
+
+
+def estimate_outcome(case: dict):
+    """("ok", {"rows": [...], "missing": {...}}) or ("error", type name, message) in Python."""
+    try:
+        est = calculator.estimate(**to_python(case))
+    except (ValueError, KeyError) as err:
+        return ("error", type(err).__name__, str(err.args[0]) if err.args else "")
+    return ("ok", {"rows": est.rows(), "missing": dict(est.missing)})
+
+
+def compare_estimate(py: dict, js: dict) -> float:
+    """Assert the page's estimate equals Python's (text modulo '.0'); return the worst relative error."""
+    assert [r["key"] for r in js["rows"]] == [r["key"] for r in py["rows"]], "different quantities"
+    worst = 0.0
+    for a, b in zip(py["rows"], js["rows"]):
+        for k in ("label", "unit", "text", "formula", "inputs"):
+            assert normalize_message(a[k]) == normalize_message(b[k]), (a["key"], k, a[k], b[k])
+        err = relative_error(a["value"], b["value"])
+        assert err <= 1e-12, (a["key"], a["value"], b["value"])
+        worst = max(worst, err)
+    assert py["missing"] == js["missing"]
+    return worst
+
+
+def roofline_case(rng: random.Random) -> dict:
+    """Keywords for roofline.attainable/bound: an intensity and one accelerator's π and β."""
+    acc = rng.choice(specs.all())
+    return {"intensity": _log_uniform(rng, 1e-3, 1e6), "peak_flops": acc.peak_flops(rng.choice(acc.precisions())),
+            "bandwidth": acc.bandwidth}
+
+
+def roofline_outcome(case: dict) -> dict:
+    """What the explorer shows for one point, computed by hwlib.roofline in Python."""
+    return {"ridge": roofline.ridge_point(case["peak_flops"], case["bandwidth"]),
+            "attainable": roofline.attainable(**case), "bound": roofline.bound(**case)}
+
+
+def kernel_intensities(precision: str) -> list[float]:
+    """The explorer's kernels' intensities with elements of `precision`."""
+    return [fn(**kwargs, bytes_per_element=precision) for _, fn, kwargs in KERNELS]
+
+
+def relative_error(py, js) -> float:
+    """Relative difference of two numbers (0 for equal non-numbers, inf for different ones)."""
+    if isinstance(py, (bool, str)) or py is None or isinstance(js, (bool, str)) or js is None:
+        return 0.0 if py == js else math.inf
+    py, js = float(py), float(js)
+    if py == js:
+        return 0.0
+    if not (math.isfinite(py) and math.isfinite(js)):
+        return math.inf
+    return abs(py - js) / max(abs(py), 1e-300)
+
+
+# JavaScript that runs one case with a generated program `hw` (Node tests and the book's pages).
+ESTIMATE_JS = """(hw, c) => {
+  const kw = {...c};
+  if (kw.model && typeof kw.model === "object") kw.model = hw.call("hwlib.models.custom", {name: "custom shape", ...kw.model.custom});
+  const est = hw.call("hwlib.calculator.estimate", kw);
+  const rows = Object.values(est.quantities).map((q) => ({key: q.key, label: q.label, value: q.value, unit: q.unit,
+    text: hw.call("hwlib.calculator.Quantity.text", {self: q}), formula: q.formula, inputs: q.inputs}));
+  return {rows, missing: est.missing};
+}"""

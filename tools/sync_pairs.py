@@ -1,7 +1,10 @@
 """Create or refresh the jupytext .ipynb pair (no outputs) of every chapter, for the Colab button.
 
-    python tools/sync_pairs.py            # write chapters/*.ipynb from chapters/*.md
-    python tools/sync_pairs.py --check    # exit 1 if any pair is missing or out of sync
+    python tools/sync_pairs.py                       # refresh every pair that is missing or stale
+    python tools/sync_pairs.py chapters/05_x.md      # refresh just these chapters
+    python tools/sync_pairs.py --check               # exit 1 if any pair is missing or out of sync
+
+Pairs already in sync are left untouched (no churn of cell ids).
 """
 from __future__ import annotations
 
@@ -19,9 +22,9 @@ def cells(nb) -> list[tuple[str, str]]:
     return [(c.cell_type, c.source.strip()) for c in nb.cells]
 
 
-def problems() -> list[str]:
+def problems(paths=None) -> list[str]:
     found = []
-    for md in sorted(CHAPTERS.glob("*.md")):
+    for md in paths or sorted(CHAPTERS.glob("*.md")):
         pair = md.with_suffix(".ipynb")
         if not pair.exists():
             found.append(f"{pair.relative_to(ROOT)} is missing (run: python tools/sync_pairs.py)")
@@ -35,8 +38,10 @@ def problems() -> list[str]:
     return found
 
 
-def write_all() -> None:
-    for md in sorted(CHAPTERS.glob("*.md")):
+def write_all(paths=None) -> None:
+    for md in paths or sorted(CHAPTERS.glob("*.md")):
+        if not problems([md]):
+            continue
         nb = jupytext.read(md)
         nb.metadata["jupytext"] = {"formats": "ipynb,md:myst"}
         nb.metadata.setdefault("colab", {"provenance": []})
@@ -53,4 +58,4 @@ if __name__ == "__main__":
         issues = problems()
         print("\n".join(issues) or "all chapter pairs in sync")
         sys.exit(1 if issues else 0)
-    write_all()
+    write_all([Path(p).resolve() for p in sys.argv[1:]] or None)

@@ -109,6 +109,9 @@ class Estimate:
                 f"<th>numbers</th><th>hwlib function</th></tr></thead><tbody>{cells}</tbody></table>")
 
 
+DEFAULT_SEQ_LEN = 4096
+"""Tokens per sequence when `estimate` is not given seq_len (capped at the model's context)."""
+
 _ACTIVATION_FORMULA = {"none": "s·b·h·L·(34 + 5·a·s/h)", "selective": "s·b·h·L·34", "full": "2·s·b·h·L"}
 """memory.activation_bytes with t = 1 (Korthikanti et al. 2022, Table 2), per recompute mode."""
 
@@ -136,7 +139,7 @@ def _precision(gpu, precision):
 
 def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1, mfu=0.4,
              price_per_hour=None, precision=None, weights_dtype="bf16", kv_dtype="bf16",
-             seq_len=4096, batch=1, zero_stage=0, recompute="none", scaling_efficiency=1.0,
+             seq_len=None, batch=1, zero_stage=0, recompute="none", scaling_efficiency=1.0,
              serve_gpus=None, n_layers=None, n_kv_heads=None, head_dim=None) -> Estimate:
     """Napkin math for a model on an accelerator (lesson "Compute, hardware and scale basics").
 
@@ -147,7 +150,8 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
     where it has one). precision: the peak used for time (default bf16, fp16 where the part has no
     bf16). weights_dtype / kv_dtype: storage formats for inference. seq_len, batch: sequences of
     seq_len tokens per step, for the KV cache, the activations and decoding. zero_stage, recompute:
-    see memory.zero_bytes_per_device and memory.activation_bytes. serve_gpus: GPUs for serving
+    see memory.zero_bytes_per_device and memory.activation_bytes. seq_len defaults to 4096 tokens, or
+    the model's context length when that is shorter. serve_gpus: GPUs for serving
     (default: the fewest that hold weights + KV cache). n_layers, n_kv_heads, head_dim: KV-cache
     shape when no ModelShape is given (the lesson's exercise 1).
     Returns an Estimate; `print(est)` shows every quantity with its formula.
@@ -160,6 +164,8 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
     prec = _precision(acc, precision)
     g = _check.integer("n_gpus", n_gpus)
     u = _check.fraction("mfu", mfu)
+    if seq_len is None:  # the model's own context when shorter than 4096 tokens (GPT-2: 1024)
+        seq_len = DEFAULT_SEQ_LEN if shape is None else min(DEFAULT_SEQ_LEN, shape.max_context)
     s_len = _check.integer("seq_len", seq_len)
     b = _check.integer("batch", batch)
     price = acc.price_per_hour_usd if price_per_hour is None else _check.nonnegative("price_per_hour",

@@ -87,6 +87,14 @@ def test_serving_gpus_and_fit():
     assert sharded.fits_training
 
 
+def test_default_sequence_is_capped_at_the_model_context():
+    assert calculator.estimate(model="gpt2").inputs["seq_len"] == 1024          # GPT-2's context
+    assert calculator.estimate(model="Llama 3 8B").inputs["seq_len"] == 4096
+    assert calculator.estimate(model="gpt2", seq_len=2048).inputs["seq_len"] == 2048  # explicit wins
+    gpt2 = models.get("gpt2")
+    assert calculator.estimate(model=gpt2).kv_cache_bytes == memory.kv_cache_bytes_for(gpt2, 1024)
+
+
 def test_precision_defaults_to_what_the_part_has():
     t4 = calculator.estimate(n_params=1e9, gpu="T4")
     assert t4.inputs["precision"] == "fp16" and t4.peak_flops == specs.get("T4").peak_flops("fp16")

@@ -1,0 +1,48 @@
+"""The example hidden checks in tests/fixtures/hidden_checks/ (format: exercises/FORMAT.md): every
+file parses, adds checks the learner never sees, computes its expected values, and the solution
+notebooks still score full marks through the real grader once the hidden checks are added."""
+from pathlib import Path
+
+import pytest
+
+from hwlib.grading import grader, spec
+
+ROOT = Path(__file__).resolve().parents[1]
+HIDDEN = ROOT / "tests" / "fixtures" / "hidden_checks"
+IDS = sorted(p.stem for p in HIDDEN.glob("ex*.yaml"))
+
+
+def test_hidden_check_files_name_existing_exercises():
+    exercises = {p.parent.name for p in (ROOT / "exercises").glob("ex*/checks.yaml")}
+    assert len(IDS) >= 11 and set(IDS) <= exercises, set(IDS) - exercises
+
+
+@pytest.mark.parametrize("ex_id", IDS)
+def test_hidden_checks_add_unseen_function_calls(ex_id):
+    public = spec.load_exercise(ex_id)
+    merged = spec.load_exercise(ex_id, HIDDEN)
+    hidden = [c for c in merged.checks if c.hidden]
+    assert hidden and merged.max_score > public.max_score
+    public_calls = {(c.answer, repr(c.args), repr(c.kwargs)) for c in public.checks if c.is_call}
+    for c in hidden:
+        assert c.is_call, f"{c.name}: the examples call the learner's function on new inputs"
+        assert c.answer in {p.answer for p in public.checks}, f"{c.name}: no such learner function"
+        assert (c.answer, repr(c.args), repr(c.kwargs)) not in public_calls, f"{c.name}: same call as a public check"
+        assert c.visibility == "after_published"
+    expected = grader.expected_values(merged)          # an expr that fails comes back as a ValueError
+    broken = {name: v for name, v in expected.items() if isinstance(v, Exception)}
+    assert not broken and set(expected) >= {c.name for c in hidden}, broken
+
+
+def _grade_solution(ex_id, out):
+    ex = spec.load_exercise(ex_id, HIDDEN)
+    (_, _, res), = grader.grade_batch(ex, [ROOT / "exercises" / ex_id / "solution.ipynb"], out / ex_id,
+                                      grader.configure(ex), progress=lambda *_: None)
+    return ex_id, ex.max_score, res
+
+
+def test_solutions_pass_the_hidden_checks(tmp_path):
+    results = [_grade_solution(ex_id, tmp_path) for ex_id in IDS]   # sequential: the grader forks
+    failures = {ex_id: [t for t in res["tests"] if t["status"] != "passed"] or res["output"]
+                for ex_id, max_score, res in results if res["score"] != max_score}
+    assert not failures, failures

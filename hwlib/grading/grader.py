@@ -101,6 +101,7 @@ def grade_one(exercise, expected: dict, path: Path, folder: Path, cfg: runner.Ru
     notes = list(run.notes) + [f"cell {i + 1}: {v}" for i, v in sorted(bad.items())][:20]
     res = results.build(exercise, verdicts, submission=name, status=status, notes=notes,
                         elapsed=time.monotonic() - t0, sandboxed=run.sandboxed)
+    res["extra_data"]["timings_s"] = run.timings
     results.write(folder, res, exercise.title)
     try:
         nbformat.write(run.notebook, folder / "executed.ipynb")

@@ -49,6 +49,7 @@ class RunResult:
     sandboxed: bool
     elapsed: float
     notebook: nbformat.NotebookNode    # the executed submission (capped outputs)
+    timings: dict = field(default_factory=dict)   # seconds: kernel_start, cells, extraction, shutdown
 
 
 class _Client(NotebookClient):
@@ -176,6 +177,32 @@ class Runner:
         finally:
             self.nb.cells.pop()
 
+    def _task(self, client, t: int, task: dict, deadline: float, nonce: str, answers: dict) -> str:
+        """Run one task (a submission cell or an extraction cell) and record what happened."""
+        if task["kind"] == "cell":
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.status.setdefault(task["index"], "not run (total time limit)")
+                return "skipped"
+            result = self._execute(client, self.nb.cells[task["index"]], task["index"],
+                                   min(self.cfg.timeout_cell, left))
+            key = task["index"]
+        else:
+            self.nb.cells.append(nbformat.v4.new_code_cell(task["source"]))
+            n = len(self.nb.cells) - 1
+            result = self._execute(client, self.nb.cells[n], n, self.cfg.extract_timeout)
+            key = "extract " + ",".join(task["keys"])
+            answers.update(extract.read_answers(task["path"], nonce, task["keys"]))
+            for k in task["keys"]:
+                if k not in answers and result in ("dead", "timeout"):
+                    why = "it crashed the kernel" if result == "dead" else "it did not finish in time"
+                    answers[k] = {"status": "error", "error": why}
+        self.status[key] = {"dead": "crashed the kernel", "timeout": "timed out"}.get(result, result)
+        if result == "timeout" and not self._responsive(client):
+            self.status[key] = "timed out and ignored the interrupt"
+            return "dead"
+        return result
+
     def run(self) -> RunResult:
         t0 = time.monotonic()
         deadline = t0 + self.cfg.timeout_total
@@ -184,55 +211,41 @@ class Runner:
         workdir = root / "work"
         workdir.mkdir()
         tasks = _tasks(self.nb, self.checks, workdir, nonce)
-        skip, finished, answers, flooded = set(), set(), {}, False
+        skip, answers, flooded = set(), {}, False
+        timings = dict.fromkeys(("kernel_start", "cells", "extraction", "shutdown"), 0.0)
         for attempt in range(self.cfg.max_restarts + 1):
-            client, restart = None, False
+            t = time.monotonic()
             try:
                 client = self._start(root, workdir, attempt)
             except Exception as exc:
                 self.notes.append(f"the kernel did not start: {type(exc).__name__}: {str(exc)[:200]}")
                 break
-            for t, task in enumerate(tasks):
-                if t in skip or t in finished:
+            timings["kernel_start"] += time.monotonic() - t
+            restart = False
+            for i, task in enumerate(tasks):
+                if i in skip:
                     continue
-                if task["kind"] == "cell":
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        self.status.setdefault(task["index"], "not run (total time limit)")
-                        continue
-                    cell = self.nb.cells[task["index"]]
-                    result = self._execute(client, cell, task["index"], min(self.cfg.timeout_cell, left))
-                else:
-                    self.nb.cells.append(nbformat.v4.new_code_cell(task["source"]))
-                    n = len(self.nb.cells) - 1
-                    result = self._execute(client, self.nb.cells[n], n, self.cfg.extract_timeout)
-                key = task.get("index", f"extract {','.join(task.get('keys', []))}")
-                if result in ("dead", "timeout"):
-                    skip.add(t)
-                self.status[key] = {"dead": "crashed the kernel", "timeout": "timed out"}.get(result, result)
-                if task["kind"] == "extract":
-                    finished.add(t)
-                    answers.update(extract.read_answers(task["path"], nonce, task["keys"]))
-                    for k in task["keys"]:
-                        if k not in answers and result in ("dead", "timeout"):
-                            why = "it crashed the kernel" if result == "dead" else "it did not finish in time"
-                            answers[k] = {"status": "error", "error": why}
-                if result == "dead" or (result == "timeout" and not self._responsive(client)):
-                    if result == "timeout":
-                        self.status[key] = "timed out and ignored the interrupt"
+                t = time.monotonic()
+                result = self._task(client, i, task, deadline, nonce, answers)
+                timings["cells" if task["kind"] == "cell" else "extraction"] += time.monotonic() - t
+                if result in ("dead", "timeout") or task["kind"] == "extract":
+                    skip.add(i)   # never replay a culprit; never extract twice
+                if result == "dead":
                     restart = True
                     break
             flooded = flooded or client.flooded
+            t = time.monotonic()
             self._stop(client)
+            timings["shutdown"] += time.monotonic() - t
             if not restart:
                 break
-            if attempt == self.cfg.max_restarts:
-                self.notes.append("the kernel failed too often; the remaining cells were not run")
-            else:
-                self.notes.append("restarted the kernel and replayed the cells before the failing one")
+            self.notes.append("the kernel failed too often; the remaining cells were not run"
+                              if attempt == self.cfg.max_restarts else
+                              "restarted the kernel and replayed the cells before the failing one")
         if flooded:
             self.notes.append("the output was longer than the limit and was truncated")
-        result = RunResult(answers, self.status, self.notes, bool(self.bwrap), time.monotonic() - t0, self.nb)
+        result = RunResult(answers, self.status, self.notes, bool(self.bwrap), time.monotonic() - t0,
+                           self.nb, {k: round(v, 3) for k, v in timings.items()})
         _remove_tree(root)
         return result
 

@@ -1,0 +1,51 @@
+"""`hwlib grade` command line: arguments, the sandbox notice, exit codes."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hwlib import cli
+from hwlib.grading import sandbox
+
+SUBS = Path(__file__).parent / "fixtures" / "grading" / "submissions"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["grade", "ex99_nope", "x.ipynb"], "exercise 'ex99_nope' not found"),
+    (["grade", "ex01", "x.ipynb", "--jobs", "0"], "--jobs must be > 0"),
+    (["grade", "ex01", "x.ipynb", "--timeout-cell", "-1"], "--timeout-cell must be > 0"),
+    (["grade", "ex01", "x.ipynb", "--checks", "/nonexistent/dir"], "--checks must be a folder"),
+])
+def test_bad_arguments_exit_2_with_one_line(argv, message, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_empty_folder_is_refused(tmp_path, capsys):
+    assert cli.main(["grade", "ex01", str(tmp_path)]) == 2
+    assert "no submissions found" in capsys.readouterr().err
+
+
+def test_missing_bwrap_is_said_plainly_in_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_available", lambda: None)
+    shutil.copy(SUBS / "not_json.ipynb", tmp_path / "a.ipynb")
+    assert cli.main(["grade", "ex01", str(tmp_path / "a.ipynb"), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "UNSANDBOXED" in err
+    assert cli.main(["grade", "ex01", str(tmp_path / "a.ipynb"), "--require-sandbox"]) == 2
+    assert "bwrap is missing" in capsys.readouterr().err
+
+
+def test_grades_a_folder_and_reports_each_submission(tmp_path, capsys):
+    for name in ("correct.ipynb", "empty.ipynb"):
+        shutil.copy(SUBS / name, tmp_path / name)
+    out = tmp_path / "out"
+    folder = Path(__file__).resolve().parents[1] / "exercises" / "ex01_memory_budget"
+    assert cli.main(["grade", str(folder), str(tmp_path), "--out", str(out), "--jobs", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "correct: 9/9  graded" in text and "empty: 0/9  empty" in text and "grades.csv" in text
+    res = json.loads((out / "correct" / "results.json").read_text())
+    assert res["score"] == 9 and res["extra_data"]["timings_s"]["kernel_start"] > 0
+    assert (out / "correct" / "feedback.txt").read_text().startswith("ex01_memory_budget")

@@ -184,3 +184,18 @@ def test_grader_errors_still_write_results(tmp_path, monkeypatch):
     got = {stem: res["extra_data"]["status"] for stem, _, res in rows}
     assert got == {"a": "grader error", "missing": "not a notebook"}
     assert "injected failure" in json.loads((tmp_path / "out" / "a" / "results.json").read_text())["output"]
+
+
+def test_a_hung_grader_worker_is_killed_and_its_submission_still_gets_a_result(tmp_path, monkeypatch):
+    import time
+    from hwlib.grading import grader, runner, spec
+
+    ex = spec.load_exercise("ex01")
+    monkeypatch.setattr(runner.Runner, "run", lambda self: time.sleep(120))
+    shutil.copy(SUBS / "correct.ipynb", tmp_path / "a.ipynb")
+    t0 = time.monotonic()
+    rows = grader.grade_batch(ex, [tmp_path / "a.ipynb"], tmp_path / "out", grader.configure(ex),
+                              progress=lambda *_: None, hard_limit=2)
+    assert time.monotonic() - t0 < 30
+    (stem, _, res), = rows
+    assert res["extra_data"]["status"] == "grader error" and "was stopped" in res["output"]

@@ -20,6 +20,7 @@ import functools
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -95,6 +96,9 @@ def _readonly_roots() -> list[str]:
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              str(Path(os.path.realpath(sys.executable)).parent.parent),
              str(HWLIB_DIR)}
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    if user_site and user_site in sys.path and os.path.isdir(user_site):
+        roots.add(user_site)   # packages installed with pip --user
     return sorted(r for r in roots if r and not r.startswith("/usr/") and r != "/usr")
 
 

@@ -26,7 +26,15 @@ book: venv vendor
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-test: book
+# The whole book as one PDF: Debian's Chromium prints the single-page HTML (no LaTeX, nothing
+# downloaded), built from the pages `make book` executed; the PDF is copied into _build/html,
+# where the book's PDF button points (tools/build_pdf.py).
+pdf: book
+	rm -rf _build/singlehtml
+	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
+	$(BIN)/python tools/build_pdf.py
+
+test: book pdf
 	$(BIN)/python -m pytest -q
 
 clean:

@@ -139,18 +139,23 @@ def _source(text: str) -> str:
     return " ".join(out)
 
 
+def _what(m: dict) -> str:
+    detail = m.get("kernel") or m.get("precision")
+    return f"{m['experiment']}{' ' + str(detail) if detail else ''}"
+
+
 def published_html(rows=None) -> str:
     """HTML table of published measurements, each marked "published, not measured by us"."""
     rows = published_rows() if rows is None else rows
     if not rows:
         return "<p>No published measurements are listed yet (hwlib/data/published_measurements.yaml).</p>"
-    body = [[html.escape(str(m["device"])),
-             html.escape(str(m["experiment"])) + (f" ({html.escape(str(m['precision']))})" if m.get("precision") else ""),
+    body = [[f"{html.escape(str(m['device']))}<br><small><em>published, not measured by us</em></small>",
+             f"{html.escape(_what(m))}" + (f"<br><small>{html.escape(str(m['method']))}</small>" if m.get("method") else ""),
              _published_value(m, m["value"]), _published_value(m, m.get("spec_value")),
-             _fraction(m.get("fraction_of_spec")), "<em>published, not measured by us</em>", _source(m["source"])]
+             _fraction(m.get("fraction_of_spec")), _source(m["source"])]
             for m in rows]
-    return _table(["device", "experiment", "measured", "spec", "fraction of spec", "status", "source"], body,
-                  "Published measurements from other people's benchmarks, next to the spec sheet")
+    return _table(["device", "experiment", "measured", "spec", "fraction of spec", "source"], body,
+                  "Published measurements (not measured by us) next to the spec sheet")
 
 
 def figure(runs=None, published=None):
@@ -164,8 +169,8 @@ def figure(runs=None, published=None):
     published = published_rows() if published is None else published
     bars = [(f"{r['device']}: {r['experiment']}{' ' + r['precision'] if r['precision'] else ''}", r["fraction"], "recorded")
             for run in runs for r in run_rows(run) if r["fraction"] is not None]
-    bars += [(f"{m['device']}: {m['experiment']}{' ' + m['precision'] if m.get('precision') else ''}",
-              m["fraction_of_spec"], "published") for m in published if m.get("fraction_of_spec")]
+    bars += [(f"{m['device']}: {_what(m)}", m["fraction_of_spec"], "published")
+             for m in published if m.get("fraction_of_spec")]
     if not bars:
         return None
     fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(bars) + 1.4), layout="constrained")

@@ -72,6 +72,7 @@ def _html(kind: str, functions, data: dict, title: str):
     common = (ASSETS / "widget_common.js").read_text(encoding="utf-8")
     css = (ASSETS / "widgets.css").read_text(encoding="utf-8")
     script = (f"(() => {{\nconst root = document.getElementById({json.dumps(wid)});\n"
+              "root.dataset.scriptStartMs = performance.now().toFixed(1);\n"
               f"const hw = {program};\nconst DATA = {_json(data)};\n{common}\n{ui}\n}})();")
     if "</script" in script.lower():
         raise ValueError("generated widget script contains '</script'")

@@ -1,0 +1,205 @@
+"""The in-page calculators of the built book, driven through their own form in Chromium: they agree
+with hwlib's Python on random inputs (relative error <= 1e-12), refuse impossible inputs with
+hwlib's message, and show a first result in under a second."""
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from bookserve import HTML, pages
+from hwlib import roofline, specs
+from hwlib.web import parity
+
+PAGES = pages()
+
+
+def widget_pages(kind: str) -> list[str]:
+    return [p for p in PAGES if f'data-hwlib-widget="{kind}"' in (HTML / p).read_text(encoding="utf-8")]
+
+
+def widget_id(v, kind: str) -> str:
+    v.page.wait_for_selector(f'[data-hwlib-widget="{kind}"][data-state]', timeout=10000)
+    return v.page.evaluate(f"""() => document.querySelector('[data-hwlib-widget="{kind}"]').id""")
+
+
+DRIVE_LLM = """([id, cases]) => {
+  const root = document.getElementById(id);
+  const q = (name) => root.querySelector(`[name="${name}"]`);
+  const fire = (el) => el.dispatchEvent(new Event("input", {bubbles: true}));
+  const text = (v) => (v === null ? "" : String(v));
+  return cases.map((c) => {
+    q("model").value = typeof c.model === "string" ? c.model : c.model ? "__shape" : "__params";
+    fire(q("model"));
+    if (c.model && typeof c.model === "object") {
+      for (const [k, v] of Object.entries(c.model.custom)) {
+        if (q(k).type === "checkbox") q(k).checked = v; else q(k).value = text(v);
+      }
+    }
+    if (!c.model) for (const k of ["n_params", "n_layers", "n_kv_heads", "head_dim"]) q(k).value = text(c[k]);
+    q("gpu").value = c.gpu;
+    fire(q("gpu"));
+    q("precision").value = c.precision || "";
+    for (const k of ["tokens", "seq_len", "batch", "n_gpus", "mfu", "scaling_efficiency", "price_per_hour"]) q(k).value = text(c[k]);
+    for (const k of ["weights_dtype", "kv_dtype", "recompute", "zero_stage"]) q(k).value = String(c[k]);
+    fire(q("tokens"));
+    const box = root.querySelector(".hwlib-error");
+    return {state: root.dataset.state, result: root.dataset.result ? JSON.parse(root.dataset.result) : null,
+            kwargs: root.dataset.kwargs ? JSON.parse(root.dataset.kwargs) : null, error: root.dataset.error || null,
+            shown: box.hidden ? null : box.textContent, rows: root.querySelectorAll("tbody tr").length};
+  });
+}"""
+
+DRIVE_ROOFLINE = """([id, cases]) => {
+  const root = document.getElementById(id);
+  const q = (name) => root.querySelector(`[name="${name}"]`);
+  const fire = (el) => el.dispatchEvent(new Event("input", {bubbles: true}));
+  return cases.map((c) => {
+    q("accelerator").value = c.accelerator; fire(q("accelerator"));
+    q("precision").value = c.precision; fire(q("precision"));
+    q("intensity").value = c.text; fire(q("intensity"));
+    const box = root.querySelector(".hwlib-error");
+    return {state: root.dataset.state, result: root.dataset.result ? JSON.parse(root.dataset.result) : null,
+            kwargs: root.dataset.kwargs ? JSON.parse(root.dataset.kwargs) : null, error: root.dataset.error || null,
+            shown: box.hidden ? null : box.textContent};
+  });
+}"""
+
+
+def ui_cases(rng, n):
+    """Random estimate cases the form can express (it always sends tokens and a KV shape)."""
+    out = []
+    while len(out) < n:
+        c = parity.estimate_case(rng)
+        if c["tokens"] is None:
+            c["tokens"] = 1e12
+        if c["model"] is None and "n_layers" not in c:
+            c.update(n_layers=rng.randint(1, 160), n_kv_heads=8, head_dim=128)
+        out.append(c)
+    return out
+
+
+def test_the_book_has_both_calculators():
+    assert widget_pages("llm"), "no page shows the LLM calculator (hwlib.web.llm_calculator)"
+    assert widget_pages("roofline"), "no page shows the roofline explorer (hwlib.web.roofline_explorer)"
+
+
+@pytest.mark.parametrize("kind", ["llm", "roofline"])
+def test_first_result_within_a_second_on_a_cold_load(visit, kind):
+    for path in widget_pages(kind):
+        v = visit(path, fresh=True)
+        widget_id(v, kind)
+        times = v.page.evaluate(f"""() => [...document.querySelectorAll('[data-hwlib-widget="{kind}"]')]
+                                      .map((w) => [w.dataset.state, Number(w.dataset.firstResultMs)])""")
+        for state, ms in times:
+            assert state == "ready", f"{path}: {kind} calculator did not compute"
+            assert ms < 1000, f"{path}: first {kind} result after {ms:.0f} ms (limit 1000 ms)"
+        assert v.real_errors() == [] and v.offsite == [], path
+
+
+def test_llm_calculator_agrees_with_hwlib_on_250_random_inputs(visit):
+    rng = random.Random(2026)
+    cases = ui_cases(rng, 250)
+    path = widget_pages("llm")[0]
+    v = visit(path)
+    got = v.page.evaluate(DRIVE_LLM, [widget_id(v, "llm"), cases])
+    worst = 0.0
+    for case, page in zip(cases, got):
+        py = parity.estimate_outcome(case)
+        assert py[0] == "ok", (case, py)
+        assert page["state"] == "ready", (case, page["error"])
+        kwargs = page["kwargs"]
+        for k in ("tokens", "seq_len", "batch", "n_gpus", "mfu", "scaling_efficiency", "price_per_hour", "gpu"):
+            assert kwargs[k] == case[k], (k, kwargs[k], case[k])      # the form passed what was typed
+        worst = max(worst, parity.compare_estimate(py[1], page["result"]))
+    assert worst <= 1e-12
+    assert v.real_errors() == []
+
+
+def test_llm_calculator_refuses_impossible_inputs_in_the_page(visit):
+    rng = random.Random(5)
+    base = ui_cases(rng, 1)[0] | {"model": "Llama 3 8B"}
+    bad = [{k: v} for k in ("n_gpus", "tokens", "seq_len", "batch") for v in (-1.0, 0.0, math.nan)]
+    bad += [{"mfu": v} for v in (1.5, 0.0, -0.2, math.nan)] + [{"n_gpus": 2.5}, {"seq_len": 1.5}, {"tokens": math.inf},
+            {"price_per_hour": -3.0}, {"scaling_efficiency": 1.5}, {"scaling_efficiency": 0.0},
+            {"model": None, "n_params": -1.0, "n_layers": 32, "n_kv_heads": 8, "head_dim": 128},
+            {"model": None, "n_params": math.nan, "n_layers": 32, "n_kv_heads": 8, "head_dim": 128},
+            {"model": {"custom": {"vocab_size": 32000, "d_model": 100, "n_layers": 2, "n_heads": 7, "n_kv_heads": 7,
+                                  "d_ff": 400, "max_context": 2048, "gated_mlp": True, "tied_embeddings": False,
+                                  "learned_positions": False, "bias": False}}}]
+    cases = [{**base, **b} for b in bad]
+    v = visit(widget_pages("llm")[0])
+    wid = widget_id(v, "llm")
+    got = v.page.evaluate(DRIVE_LLM, [wid, cases])
+    for case, page in zip(cases, got):
+        py = parity.estimate_outcome(case)
+        assert py[0] == "error", case
+        assert page["state"] == "error" and page["rows"] == 0, (case, page)
+        assert page["shown"] == "Cannot compute: " + page["error"].split(": ", 1)[1]
+        assert parity.normalize_message(page["error"]) == parity.normalize_message(f"{py[1]}: {py[2]}")
+    # Text that is not a number is refused like Python's float() refuses it.
+    typed = v.page.evaluate("""(id) => { const root = document.getElementById(id);
+        const model = root.querySelector('[name="model"]'); model.value = "GPT-2 small";
+        model.dispatchEvent(new Event("input", {bubbles: true}));
+        const mfu = root.querySelector('[name="mfu"]'); mfu.value = "abc";
+        mfu.dispatchEvent(new Event("input", {bubbles: true})); return root.dataset.error; }""", wid)
+    with pytest.raises(ValueError) as err:
+        float("abc")
+    assert typed == f"ValueError: {err.value}"
+    assert v.real_errors() == []
+
+
+def roofline_cases(rng, n):
+    out = []
+    for _ in range(n):
+        acc = rng.choice(specs.all())
+        intensity = 10 ** rng.uniform(-3, 6)
+        out.append({"accelerator": acc.name, "precision": rng.choice(acc.precisions()), "intensity": intensity,
+                    "text": repr(intensity)})
+    return out
+
+
+def test_roofline_explorer_agrees_with_hwlib_on_250_random_inputs(visit):
+    cases = roofline_cases(random.Random(6), 250)
+    v = visit(widget_pages("roofline")[0])
+    got = v.page.evaluate(DRIVE_ROOFLINE, [widget_id(v, "roofline"), cases])
+    worst = 0.0
+    for case, page in zip(cases, got):
+        assert page["state"] == "ready", (case, page["error"])
+        acc = specs.get(case["accelerator"])
+        kw = {"intensity": case["intensity"], "peak_flops": acc.peak_flops(case["precision"]), "bandwidth": acc.bandwidth}
+        want = parity.roofline_outcome(kw)
+        res = page["result"]
+        assert res["bound"] == want["bound"]
+        worst = max(worst, parity.relative_error(want["attainable"], res["attainable"]),
+                    parity.relative_error(want["ridge"], res["ridge"]))
+        for k, intensity in zip(res["kernels"], parity.kernel_intensities(case["precision"])):
+            worst = max(worst, parity.relative_error(intensity, k["intensity"]), parity.relative_error(
+                roofline.attainable(intensity, kw["peak_flops"], kw["bandwidth"]), k["attainable"]))
+            assert k["bound"] == roofline.bound(intensity, kw["peak_flops"], kw["bandwidth"])
+    assert worst <= 1e-12
+    assert v.real_errors() == []
+
+
+def test_roofline_explorer_refuses_impossible_intensities_and_follows_its_slider(visit):
+    v = visit(widget_pages("roofline")[0])
+    wid = widget_id(v, "roofline")
+    texts = ["-1", "0", "nan", "inf", "abc"]
+    got = v.page.evaluate(DRIVE_ROOFLINE, [wid, [{"accelerator": "H100 SXM", "precision": "bf16", "text": t}
+                                                  for t in texts]])
+    for text, page in zip(texts, got):
+        try:
+            roofline.attainable(float(text), 1e15, 1e12)
+        except ValueError as err:
+            expected = f"ValueError: {err}"
+        assert page["state"] == "error" and page["shown"], text
+        assert parity.normalize_message(page["error"]) == parity.normalize_message(expected)
+    moved = v.page.evaluate("""(id) => { const root = document.getElementById(id);
+        const s = root.querySelector('input[type=range]'); s.value = "3";
+        s.dispatchEvent(new Event("input", {bubbles: true}));
+        return [root.querySelector('[name="intensity"]').value, JSON.parse(root.dataset.result)]; }""", wid)
+    assert float(moved[0]) == 1000.0
+    h100 = specs.get("H100 SXM")
+    assert moved[1]["attainable"] == roofline.attainable(1000.0, h100.peak_flops("bf16"), h100.bandwidth)
+    assert moved[1]["bound"] == "compute"

@@ -1,0 +1,62 @@
+"""hwlib.web widget builders: self-contained HTML with the generated program, data from hwlib, and
+the same refusals as the library for bad arguments (the page itself is tested in tests/browser/)."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from hwlib import calculator, models, specs
+from hwlib.web import llm_calculator, roofline_explorer, to_js
+
+
+def _data(html: str) -> dict:
+    return json.loads(re.search(r"const DATA = (\{.*?\});\n", html).group(1).replace("<\\/", "</"))
+
+
+@pytest.mark.parametrize("build", [llm_calculator, roofline_explorer])
+def test_widget_html_is_self_contained_and_offline(build):
+    html = build().data
+    kind = "llm" if build is llm_calculator else "roofline"
+    assert f'data-hwlib-widget="{kind}"' in html and "tex2jax_ignore" in html
+    script = html[html.index("<script>") + len("<script>"):html.rindex("</script>")]
+    assert "</script" not in script.lower()
+    for call in ("fetch(", "XMLHttpRequest", "import(", "Worker(", "WebSocket"):
+        assert call not in script, f"the widget must not load anything ({call})"
+    assert "<link" not in html and "src=" not in html       # nothing fetched: CSS and JS are inline
+    data = _data(html)
+    assert [a["name"] for a in data["accelerators"]] == specs.names()
+
+
+def test_every_call_gets_its_own_element_id():
+    ids = {re.search(r'id="(hwlib-llm-\d+)"', llm_calculator().data).group(1) for _ in range(3)}
+    assert len(ids) == 3
+
+
+def test_llm_data_comes_from_hwlib():
+    data = _data(llm_calculator(model="GPT-2 small", gpu="T4").data)
+    assert data["defaults"]["model"] == "GPT-2 small" and data["defaults"]["gpu"] == "T4"
+    by_name = {m["name"]: m for m in data["models"]}
+    for name in models.names():
+        shape = models.get(name)
+        assert by_name[name]["d_model"] == shape.d_model and by_name[name]["n_kv_heads"] == shape.n_kv_heads
+    h100 = {a["name"]: a for a in data["accelerators"]}["H100 SXM"]
+    assert h100["flops"]["bf16"] == specs.get("H100 SXM").peak_flops("bf16")
+    assert h100["source_bandwidth"] == specs.get("H100 SXM").source("bandwidth")
+
+
+def test_bad_arguments_are_refused_like_hwlib():
+    with pytest.raises(KeyError, match="unknown model"):
+        llm_calculator(model="Llama 9")
+    with pytest.raises(KeyError, match="unknown accelerator"):
+        llm_calculator(gpu="H1000")
+    with pytest.raises(ValueError, match="T4 has no bf16"):
+        roofline_explorer(accelerator="T4", precision="bf16")
+    for bad in (0, -1.0, float("nan"), "10"):
+        with pytest.raises(ValueError, match="intensity"):
+            roofline_explorer(intensity=bad)
+
+
+def test_generated_program_is_deterministic():
+    assert to_js([calculator.estimate]) == to_js([calculator.estimate])

@@ -95,6 +95,12 @@ def test_stream_kernels_compute_stream_values(threads):
     assert (c == 4.0).all() and (b == 3.0).all() and (a == 15.0).all()  # c=1, b=3, c=4, a=3+3*4
 
 
+def test_triad_chunk_stays_in_cache_bounds():
+    assert cpu.triad_chunk_bytes(32 << 20, 2) == 4 << 20      # a quarter of a 32 MiB L3 over 2 threads
+    assert cpu.triad_chunk_bytes(8 << 20, 8) == 256 << 10     # small L3, many threads: the L2-sized floor
+    assert cpu.triad_chunk_bytes(None, 2) == cpu.CHUNK_BYTES
+
+
 def test_split_covers_the_range_once():
     for n, parts in [(10, 3), (1000, 7), (5, 8), (1 << 20, 2)]:
         s = cpu.split(n, parts)

@@ -26,8 +26,9 @@ def cores() -> int:
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
+    """threads - 1 workers (the caller is the last one); one pool per thread count, kept."""
     if threads not in _pools:
-        _pools[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hwlib-bench")
+        _pools[threads] = ThreadPoolExecutor(max_workers=max(1, threads - 1), thread_name_prefix="hwlib-bench")
     return _pools[threads]
 
 
@@ -39,14 +40,21 @@ def split(n: int, parts: int, align: int = 64) -> list:
 
 
 def parallel(body, n: int, threads: int) -> None:
-    """Call body(part_index, start, stop) for each thread's slice of range(n); wait for all."""
+    """Call body(part_index, start, stop) for each thread's slice of range(n); wait for all.
+    The calling thread works on slice 0 itself, so only threads - 1 workers are woken."""
     slices = split(n, threads)
-    if len(slices) == 1:
-        body(0, *slices[0])
-        return
-    futures = [_pool(len(slices)).submit(body, i, lo, hi) for i, (lo, hi) in enumerate(slices)]
+    futures = [_pool(len(slices)).submit(body, i, lo, hi) for i, (lo, hi) in enumerate(slices) if i > 0]
+    body(0, *slices[0])
     for f in futures:
         f.result()
+
+
+def triad_chunk_bytes(llc_bytes: int | None, threads: int) -> int:
+    """Per-thread intermediate for the blocked triad: a quarter of the shared last-level cache split
+    between the threads, within 256 KiB ... 4 MiB. Larger chunks mean fewer Python calls and fewer
+    GIL hand-offs (robust on a busy machine); the intermediate still never reaches DRAM."""
+    share = (llc_bytes or CHUNK_BYTES * 4 * threads) // (4 * max(1, threads))
+    return int(min(4 << 20, max(CHUNK_BYTES, share)))
 
 
 def scratch(dtype, threads: int, chunk_bytes: int = CHUNK_BYTES) -> list:
@@ -55,16 +63,16 @@ def scratch(dtype, threads: int, chunk_bytes: int = CHUNK_BYTES) -> list:
     return [np.empty(n, dtype=dtype) for _ in range(max(1, threads))]
 
 
-def stream_kernels(a, b, c, s, threads: int) -> dict:
+def stream_kernels(a, b, c, s, threads: int, chunk_bytes: int = CHUNK_BYTES) -> dict:
     """STREAM's four kernels over float arrays a, b, c (McCalpin; gpu-experiments reference §1.1).
 
     copy c = a; scale b = s c; add c = a + b; triad a = b + s c (cache-blocked: s c goes to a
-    per-thread L2-sized buffer, then a = buffer + b). Each returns None; time them with
+    per-thread cache-sized buffer of `chunk_bytes`, then a = buffer + b). Each returns None; time them with
     hwlib.bench.timing.measure. DRAM traffic equals STREAM's count (plus write-allocate, as in C).
     """
     n = a.size
     s = a.dtype.type(s)
-    tmps = scratch(a.dtype, threads)
+    tmps = scratch(a.dtype, threads, chunk_bytes)
 
     def copy(i, lo, hi):
         np.copyto(c[lo:hi], a[lo:hi])

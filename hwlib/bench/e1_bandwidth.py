@@ -49,7 +49,7 @@ def _arrays(bk, n, dtype):
 def _kernels(bk, a, b, c, threads):
     if bk.is_gpu:
         return _gpu_kernels(bk.xp, a, b, c, SCALAR)
-    return cpu.stream_kernels(a, b, c, SCALAR, threads)
+    return cpu.stream_kernels(a, b, c, SCALAR, threads, cpu.triad_chunk_bytes(bk.cache_bytes(), threads))
 
 
 def _point(kernel, n, itemsize, t, **extra) -> dict:

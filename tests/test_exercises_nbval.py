@@ -14,26 +14,31 @@ FOLDERS = sorted(p.parent for p in (ROOT / "exercises").glob("*/checks.yaml"))
 
 @pytest.fixture(scope="module")
 def nbval_report(tmp_path_factory):
-    report = tmp_path_factory.mktemp("nbval") / "report.xml"
-    notebooks = [str(nb) for f in FOLDERS for nb in (f / f"{f.name}.ipynb", f / "solution.ipynb")]
-    proc = subprocess.run(
+    """Run nbval in two parallel subprocesses (learner notebooks, solutions); parse their JUnit XML."""
+    tmp = tmp_path_factory.mktemp("nbval")
+    groups = {"learner": [str(f / f"{f.name}.ipynb") for f in FOLDERS],
+              "solution": [str(f / "solution.ipynb") for f in FOLDERS]}
+    procs = {name: subprocess.Popen(
         [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-q", "-p", "no:cacheprovider",
-         "--rootdir", str(ROOT), f"--junitxml={report}", *notebooks],
-        cwd=ROOT, capture_output=True, text=True, timeout=900)
+         "--rootdir", str(ROOT), f"--junitxml={tmp / name}.xml", *notebooks],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for name, notebooks in groups.items()}
+    logs = {name: p.communicate(timeout=900)[0] for name, p in procs.items()}
     cases = {}
-    for case in ET.parse(report).getroot().iter("testcase"):
-        failed = [el.get("message", "") + (el.text or "")[-1500:] for el in case
-                  if el.tag in ("failure", "error")]
-        cases.setdefault(case.get("classname", ""), []).append((case.get("name"), failed))
-    return proc, cases
+    for name in groups:
+        for case in ET.parse(tmp / f"{name}.xml").getroot().iter("testcase"):
+            failed = [el.get("message", "") + (el.text or "")[-1500:] for el in case
+                      if el.tag in ("failure", "error")]
+            cases.setdefault(case.get("classname", ""), []).append((case.get("name"), failed))
+    return "\n".join(log[-2000:] for log in logs.values()), cases
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=[f.name for f in FOLDERS])
 def test_exercise_notebooks_reproduce_their_outputs(folder, nbval_report):
-    proc, cases = nbval_report
+    log, cases = nbval_report
     for name in (f"{folder.name}.ipynb", "solution.ipynb"):
         key = f"exercises.{folder.name}.{name}"
-        assert key in cases, f"nbval did not collect {key}: {proc.stdout[-2000:]}{proc.stderr[-1000:]}"
+        assert key in cases, f"nbval did not collect {key}: {log}"
         failures = [(cell, why) for cell, why in cases[key] if why]
         assert not failures, failures[:3]
         assert len(cases[key]) >= 2

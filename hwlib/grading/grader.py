@@ -11,6 +11,8 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
+import tempfile
 import time
 import traceback
 from dataclasses import replace
@@ -155,6 +157,8 @@ def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1
     if hard_limit is None:
         hard_limit = (cfg.timeout_total + cfg.extract_timeout * len(exercise.checks)
                       + 30 * (cfg.max_restarts + 2))
+    batch_tmp = tempfile.mkdtemp(prefix="hwlib-grade-batch-")  # removed at the end, even after kills
+    cfg = replace(cfg, tmp_root=batch_tmp)
     ctx = multiprocessing.get_context("fork")
     todo = list(zip(stems(files), files))
     running, rows = {}, []
@@ -194,6 +198,7 @@ def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1
             proc.join(5)
             del running[sentinel]
             finish(stem, path, reason)
+    shutil.rmtree(batch_tmp, ignore_errors=True)
     results.write_csv(out / "grades.csv", exercise, rows)
     return rows
 

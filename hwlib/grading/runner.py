@@ -39,6 +39,7 @@ class RunConfig:
     max_restarts: int = 2
     extract_timeout: float = 10.0       # per extraction cell, on top of the notebook's deadline
     startup_timeout: float = 60.0
+    tmp_root: str | None = None        # where the per-submission temp dirs go (default: $TMPDIR)
 
 
 @dataclass
@@ -207,7 +208,7 @@ class Runner:
         t0 = time.monotonic()
         deadline = t0 + self.cfg.timeout_total
         nonce = secrets.token_hex(8)
-        root = Path(tempfile.mkdtemp(prefix="hwlib-grade-"))
+        root = Path(tempfile.mkdtemp(prefix="hwlib-grade-", dir=self.cfg.tmp_root))
         workdir = root / "work"
         workdir.mkdir()
         tasks = _tasks(self.nb, self.checks, workdir, nonce)

@@ -18,8 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
 
 
-def cells(nb) -> list[tuple[str, str]]:
-    return [(c.cell_type, c.source.strip()) for c in nb.cells]
+def cells(nb) -> list[tuple]:
+    """What must match between the pair: cell kinds, sources and metadata (tags, figure captions)."""
+    def meta(cell):
+        return {k: v for k, v in cell.metadata.items() if k not in ("execution", "id", "trusted")}
+    return [(c.cell_type, c.source.strip(), meta(c)) for c in nb.cells]
 
 
 def problems(paths=None) -> list[str]:

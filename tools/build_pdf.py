@@ -37,6 +37,11 @@ PRINT_CSS = """
   h1, h2, h3 { break-after: avoid; }
   figure, img, tr, .hwlib-plot-box, .hwlib-form, mjx-container[display="true"] { break-inside: avoid; }
   span[id^="document-"] + section { break-before: page; }   /* every chapter on a new page */
+  pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }       /* paper cannot scroll */
+  .cell_output, .output, .text_html, .hwlib-scroll, .pst-scrollable-table-container { overflow: visible !important; }
+  html { font-size: 14px !important; }                                    /* about 10.5 pt on paper */
+  table { max-width: 100% !important; font-size: 0.86em; }
+  td, th { overflow-wrap: anywhere; }                  /* wide tables wrap instead of shrinking the book */
 """
 READY = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;

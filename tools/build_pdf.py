@@ -2,6 +2,8 @@
 
     python tools/build_pdf.py            # after `jupyter-book build . --builder singlehtml`
 
+With HWLIB_PDF_OPTIONAL=1 (set by `make test`) a missing Chromium is reported and skipped.
+
 Reads the single-page HTML build (_build/singlehtml/intro.html), serves it on 127.0.0.1 with every
 other host blocked, waits until MathJax has typeset every formula and the calculators have drawn,
 opens the hidden worked answers (a PDF cannot be clicked), and prints A4 pages with Playwright's
@@ -85,7 +87,11 @@ def build(single: Path = SINGLE, out: Path = OUT) -> Path:
     if not source.exists():
         raise SystemExit(f"{source} is missing: run `jupyter-book build . --builder singlehtml` first (make pdf)")
     if not Path(CHROMIUM).exists():
-        raise SystemExit(f"Debian's Chromium is not at {CHROMIUM}: apt-get install -y chromium")
+        message = f"Debian's Chromium is not at {CHROMIUM} (apt-get install -y chromium)"
+        if os.environ.get("HWLIB_PDF_OPTIONAL"):
+            print(f"{message}: no PDF this time")
+            return out
+        raise SystemExit(message)
     out.parent.mkdir(parents=True, exist_ok=True)
     httpd = _serve(single)
     offsite, errors = [], []

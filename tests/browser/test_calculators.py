@@ -80,7 +80,7 @@ def ui_cases(rng, n):
     return out
 
 
-def test_the_book_has_both_calculators():
+def test_the_book_has_both_calculators(book):
     assert widget_pages("llm"), "no page shows the LLM calculator (hwlib.web.llm_calculator)"
     assert widget_pages("roofline"), "no page shows the roofline explorer (hwlib.web.roofline_explorer)"
 

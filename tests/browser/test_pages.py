@@ -109,13 +109,13 @@ def check_hidden_answers_and_quizzes(v, path):
     assert v.real_errors() == [], f"{path}: errors after clicking"
 
 
-def test_the_book_has_hidden_answers_and_quizzes():
+def test_the_book_has_hidden_answers_and_quizzes(book):
     texts = [(HTML / p).read_text(encoding="utf-8") for p in PAGES]
     assert any(DROPDOWN.search(t) for t in texts), "no page has a hidden worked answer (a dropdown admonition)"
     assert any('class="hw-quiz"' in t for t in texts), "no page has a quiz"
 
 
-def test_colab_links_open_notebooks_that_exist():
+def test_colab_links_open_notebooks_that_exist(book):
     """The launch buttons are in the static HTML: every Colab link names an .ipynb of this repository."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     repo = urlparse(config["repository"]["url"]).path.strip("/")

@@ -60,3 +60,21 @@ def test_bad_arguments_are_refused_like_hwlib():
 
 def test_generated_program_is_deterministic():
     assert to_js([calculator.estimate]) == to_js([calculator.estimate])
+
+
+@pytest.mark.parametrize("page", ["calculators", "gallery"])
+def test_book_pages_have_an_in_sync_colab_pair(page):
+    """calculators.md and gallery.md are notebooks too: their Colab button needs the .ipynb pair."""
+    from pathlib import Path
+
+    import jupytext
+    import nbformat
+
+    root = Path(__file__).resolve().parents[1]
+    text = jupytext.read(root / f"{page}.md")
+    pair = nbformat.read(root / f"{page}.ipynb", as_version=4)
+    cells = lambda nb: [(c.cell_type, c.source.strip()) for c in nb.cells]  # noqa: E731
+    assert cells(text) == cells(pair), f"{page}.ipynb is out of date: jupytext --to ipynb --update {page}.md"
+    assert not any(c.get("outputs") for c in pair.cells if c.cell_type == "code")
+    first = next(c for c in text.cells if c.cell_type == "code")
+    assert "remove-cell" in first.metadata.get("tags", []) and "google.colab" in first.source

@@ -80,6 +80,12 @@ ANSWERS_AND_QUIZZES = """async () => {
     button.click(); await frame();
     if (!visible(body)) problems.push(`dropdown ${i}: answer still hidden after a click`);
   }
+  const details = [...document.querySelectorAll('details.hide, details.toggle-details')];   // hidden code cells
+  for (const [i, d] of details.entries()) {
+    if (d.open) problems.push(`toggle ${i}: open before a click`);
+    d.querySelector('summary').click(); await frame();
+    if (!d.open) problems.push(`toggle ${i}: still closed after a click`);
+  }
   const quizzes = [...document.querySelectorAll('.hw-quiz')];
   for (const [i, quiz] of quizzes.entries()) {
     const explain = quiz.querySelector('.hw-quiz-explain');
@@ -95,7 +101,7 @@ ANSWERS_AND_QUIZZES = """async () => {
     if (!right.classList.contains('hw-quiz-right') || !feedback().includes('Correct')) problems.push(`quiz ${i}: the right answer is not marked right`);
     if (explain && explain.textContent.trim() && !visible(explain)) problems.push(`quiz ${i}: explanation hidden after the right answer`);
   }
-  return {dropdowns: boxes.length, quizzes: quizzes.length, problems};
+  return {dropdowns: boxes.length, toggles: details.length, quizzes: quizzes.length, problems};
 }"""
 
 

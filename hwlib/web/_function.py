@@ -9,7 +9,7 @@ import json
 import textwrap
 
 from ._expr import ExprMixin
-from ._names import Unsupported, const_literal, is_hwlib_dataclass, local_name
+from ._names import Unsupported, is_hwlib_dataclass, local_name
 
 
 def _store_names(node) -> set:
@@ -190,4 +190,4 @@ class Function(ExprMixin):
         return ann if is_hwlib_dataclass(ann) else None
 
 
-__all__ = ["Function", "assigned_names", "const_literal"]
+__all__ = ["Function", "assigned_names"]

@@ -31,7 +31,7 @@ book: venv vendor
 # where the book's PDF button points (tools/build_pdf.py).
 pdf: book
 	rm -rf _build/singlehtml
-	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
+	$(BIN)/jupyter-book build . --builder singlehtml -n --keep-going   # strictness: the html build above
 	$(BIN)/python tools/build_pdf.py
 
 # Without Debian's Chromium the PDF is skipped here (and the browser tests skip and say why).

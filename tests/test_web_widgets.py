@@ -30,7 +30,7 @@ def test_widget_html_is_self_contained_and_offline(build):
 
 
 def test_every_call_gets_its_own_element_id():
-    ids = {re.search(r'id="(hwlib-llm-\d+)"', llm_calculator().data).group(1) for _ in range(3)}
+    ids = {re.search(r'id="(hwlib-llm-\d+-[0-9a-f]{8})"', llm_calculator().data).group(1) for _ in range(3)}
     assert len(ids) == 3
 
 
@@ -78,3 +78,13 @@ def test_book_pages_have_an_in_sync_colab_pair(page):
     assert not any(c.get("outputs") for c in pair.cells if c.cell_type == "code")
     first = next(c for c in text.cells if c.cell_type == "code")
     assert "remove-cell" in first.metadata.get("tags", []) and "google.colab" in first.source
+
+
+def test_ids_differ_across_kernels():
+    """Each chapter runs in its own kernel, yet the single-page/PDF build puts all widgets on one page."""
+    import subprocess
+    import sys
+    code = "from hwlib.web import roofline_explorer; import re; print(re.search(r'id=\"([^\"]+)\"', roofline_explorer().data).group(1))"
+    ids = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+           for _ in range(2)}
+    assert len(ids) == 2

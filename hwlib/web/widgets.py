@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import uuid
 from pathlib import Path
 
 from .. import calculator, memory, models, roofline, specs, units
@@ -66,7 +67,9 @@ def _json(data) -> str:
 def _html(kind: str, functions, data: dict, title: str):
     from IPython.display import HTML
 
-    wid = f"hwlib-{kind}-{next(_ids)}"
+    # Unique across the whole book, not just this kernel: the single-page (PDF) build puts every
+    # chapter's widgets on one page, so a per-kernel counter alone would repeat ids.
+    wid = f"hwlib-{kind}-{next(_ids)}-{uuid.uuid4().hex[:8]}"
     program = to_js([*functions, *FORMATTERS])
     ui = (ASSETS / f"{kind}.js").read_text(encoding="utf-8")
     common = (ASSETS / "widget_common.js").read_text(encoding="utf-8")

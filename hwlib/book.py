@@ -29,3 +29,14 @@ def glue(name: str, value, fmt: str | None = None):
         # A plain str: its repr is a quoted literal, which {glue:text} unquotes exactly (a bare number
         # text such as 1e+15 or 1,500 would be re-parsed by myst-nb and printed differently).
         _myst_glue(name, text, display=False)
+
+
+def html_table(header, rows):
+    """A small HTML table for a chapter's computed results (rows: lists of already formatted cells).
+
+    HTML rather than Markdown because myst-nb renders a cell's text/html output as is."""
+    from IPython.display import HTML
+
+    head = "".join(f"<th>{h}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return HTML(f'<table class="table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')

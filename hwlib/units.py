@@ -125,3 +125,21 @@ def format_usd(x) -> str:
     if mag >= 100:
         return f"{sign}${mag:,.0f}"
     return f"{sign}${mag:,.2f}"
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def format_count(x) -> str:
+    """A whole number with SI digit grouping by narrow no-break spaces: 16384 -> '16 384'.
+
+    (A comma would also be ambiguous in prose glued by myst-nb, which re-reads '16,384' as a tuple.)"""
+    value = _scalar("x", x)
+    return f"{value:,.0f}".replace(",", "\u202f")
+
+
+def format_sci(x, digits: int = 3) -> str:
+    """Scientific notation as text with a superscript exponent: 3.96e14 -> '3.96 × 10¹⁴'."""
+    value = _scalar("x", x)
+    mantissa, exponent = f"{value:.{_digits(digits) - 1}e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"

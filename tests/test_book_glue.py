@@ -24,3 +24,8 @@ def test_glued_text_round_trips(value, fmt, shown):
 
 def test_glue_returns_nothing():
     assert book.glue("y", 1.0, "{:.1f}") is None
+
+
+def test_html_table_renders_header_and_rows():
+    html = book.html_table(["format", "bits"], [["FP16", 16], ["BF16", 16]]).data
+    assert html.count("<tr>") == 3 and "<th>format</th>" in html and "<td>BF16</td>" in html

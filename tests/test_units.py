@@ -94,3 +94,20 @@ def test_docstring_examples():
 
     result = doctest.testmod(units)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_format_count_groups_digits_with_narrow_spaces():
+    from hwlib.units import format_count
+    assert format_count(16384) == "16\u202f384"
+    assert format_count(1234567.4) == "1\u202f234\u202f567"
+    assert format_count(999) == "999"
+    with pytest.raises(ValueError, match="x must be"):
+        format_count(float("nan"))
+
+
+def test_format_sci_superscript_exponent():
+    from hwlib.units import format_sci
+    assert format_sci(3.96e14) == "3.96 × 10¹⁴"
+    assert format_sci(6.1035e-5, 2) == "6.1 × 10⁻⁵"
+    with pytest.raises(ValueError, match="digits"):
+        format_sci(1.0, 0)

@@ -37,6 +37,7 @@ OKABE_ITO = {
     "reddish_purple": "#CC79A7", "sky_blue": "#56B4E9", "yellow": "#F0E442", "black": "#000000",
 }
 PALETTE = list(OKABE_ITO.values())
+LINESTYLES = ["-", "--", "-.", (0, (1, 1)), (0, (5, 1, 1, 1, 1, 1))]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 
 
@@ -86,7 +87,7 @@ def source_label(kind: str, device: str, date: str | None = None) -> str:
 def _roof(ax, intensity, peak, bandwidth, col, label, style="-"):
     """Draw min(peak, bandwidth*I) and mark the ridge I* = peak/bandwidth. Returns the ridge."""
     ridge = peak / bandwidth
-    ax.plot(intensity, np.minimum(peak, bandwidth * intensity), style, color=col, lw=2,
+    ax.plot(intensity, np.minimum(peak, bandwidth * intensity), color=col, ls=style, lw=2,
             label=f"{label} (ridge {ridge:.3g} FLOP/B)")
     ax.plot([ridge], [peak], "o", color=col, ms=6, mfc="white", mew=2)
     ax.axvline(ridge, color=col, ls=":", lw=1, alpha=0.7)
@@ -121,7 +122,8 @@ def roofline(accelerators=("H100 SXM",), precision: str = "bf16", kernels=None, 
         except (ValueError, KeyError):
             skipped.append(_name(acc))
             continue
-        _roof(ax, intensity, peak, float(acc.bandwidth), color(i), _name(acc))
+        # Line style as well as colour, so devices stay apart for colour-blind readers and in greyscale.
+        _roof(ax, intensity, peak, float(acc.bandwidth), color(i), _name(acc), LINESTYLES[i % len(LINESTYLES)])
         drawn.append((acc, peak, float(acc.bandwidth), color(i)))
     if not drawn:
         raise ValueError(f"precision {precision!r} has no peak for any of {[_name(_resolve(a)) for a in accelerators]}")

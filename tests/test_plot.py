@@ -160,3 +160,10 @@ def test_generic_sweep_with_theory_line():
                          title="T - live on X", yunit="B/s")
     theory = [l for l in ax.get_lines() if l.get_label() == "peak"][0]
     assert list(theory.get_ydata()) == [5.0, 5.0, 5.0] and ax.get_title() == "T - live on X"
+
+
+def test_spec_rooflines_differ_by_line_style_not_only_colour():
+    fig, ax = plot.roofline(["A100 80GB", "H100 SXM", "H200"], precision="bf16")
+    roofs = [line for line in ax.get_lines() if "ridge" in (line.get_label() or "")]
+    assert len(roofs) == 3
+    assert len({str(line.get_linestyle()) for line in roofs}) == 3

@@ -46,7 +46,11 @@ def _probe_cupy():
     """Return (cupy module, None) when CuPy can run a kernel on a GPU, else (None, reason)."""
     try:
         import cupy
-    except Exception as exc:  # not installed, or its CUDA libraries are broken
+    except ModuleNotFoundError as exc:  # the usual case on a laptop or a CPU-only machine
+        if exc.name == "cupy":
+            return None, "CuPy is not installed (on a GPU: pip install -r requirements-gpu.txt)"
+        return None, f"CuPy import failed ({_one_line(exc)})"
+    except Exception as exc:  # installed, but its CUDA libraries are broken
         return None, f"CuPy import failed ({_one_line(exc)})"
     try:
         count = cupy.cuda.runtime.getDeviceCount()

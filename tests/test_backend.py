@@ -76,8 +76,23 @@ def test_no_cupy_installed_falls_back(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)  # makes `import cupy` raise ImportError
     b = backend.get()
     assert b.name == "numpy" and not b.is_gpu
-    assert b.reason.startswith("NumPy on the CPU") and "CuPy import failed" in b.reason
+    assert b.reason.startswith("NumPy on the CPU") and "CuPy is not installed" in b.reason
     assert "\n" not in b.reason
+
+
+def test_broken_cupy_install_names_the_error(monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == "cupy":
+            raise ImportError("libcudart.so.12: cannot open shared object file")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    b = backend.get()
+    assert b.name == "numpy" and "CuPy import failed (ImportError: libcudart.so.12" in b.reason
 
 
 def test_cupy_without_driver_falls_back(monkeypatch):

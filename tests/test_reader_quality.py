@@ -58,7 +58,7 @@ def test_series_colours_stay_apart_for_colour_blind_readers(vision):
 
 def test_a_multi_device_roofline_gives_each_device_its_own_palette_colour():
     fig, ax = plot.roofline(["T4", "A100 80GB SXM", "H100 SXM", "H200", "B200"], precision="fp16")
-    roofs = [line for line in ax.get_lines() if line.get_linestyle() == "-" and len(line.get_xdata()) > 2]
+    roofs = [line for line in ax.get_lines() if "ridge" in line.get_label() and len(line.get_xdata()) > 2]
     colours = [matplotlib.colors.to_hex(line.get_color()).upper() for line in roofs]
     plt.close(fig)
     assert len(colours) == 5 and len(set(colours)) == 5

@@ -88,17 +88,22 @@ def test_the_book_has_both_calculators(book):
 @pytest.mark.parametrize("kind", ["llm", "roofline"])
 def test_first_result_within_a_second_on_a_cold_load(visit, kind):
     """Milliseconds from navigation start to the widget's first computed result, with an empty
-    cache; the best of two cold loads, so one stall of a busy machine does not decide it."""
+    cache; the best of up to three cold loads, so a stall of the busy 2-core CI machine (page load
+    includes the theme and MathJax) does not decide it. The calculator's own share — from its
+    script starting to its first result — must stay well under the second on every load."""
     for path in widget_pages(kind):
         best = None
-        for _ in range(2):
+        for _ in range(3):
             v = visit(path, fresh=True)
             widget_id(v, kind)
             times = v.page.evaluate(f"""() => [...document.querySelectorAll('[data-hwlib-widget="{kind}"]')]
-                                          .map((w) => [w.dataset.state, Number(w.dataset.firstResultMs)])""")
-            assert all(state == "ready" for state, _ in times), f"{path}: {kind} calculator did not compute"
+                                          .map((w) => [w.dataset.state, Number(w.dataset.firstResultMs),
+                                                       Number(w.dataset.scriptStartMs)])""")
+            assert all(state == "ready" for state, _, _ in times), f"{path}: {kind} calculator did not compute"
+            own = max(first - start for _, first, start in times)
+            assert own < 500, f"{path}: the {kind} calculator itself took {own:.0f} ms to its first result"
             assert v.real_errors() == [] and v.offsite == [], path
-            slowest = max(ms for _, ms in times)
+            slowest = max(ms for _, ms, _ in times)
             best = slowest if best is None else min(best, slowest)
             if best < 1000:
                 break

@@ -1,8 +1,9 @@
 """Command line: `hwlib <command> ...` (also `python -m hwlib ...`).
 
 Each command family registers itself from its own module so the calculators, the benchmarks and the
-grader stay separate:  hwlib.cli_calc (specs, roofline, memory, train, decode), hwlib.bench.cli
-(bench) and hwlib.grading.cli (grade). Bad arguments: one line on stderr, exit status 2.
+grader stay separate: hwlib.cli_calc (specs, roofline, memory, train, decode), hwlib.cli_plan
+(estimate, diagnose), hwlib.bench.cli (bench) and hwlib.grading.cli (grade). Bad arguments: one
+line on stderr, exit status 2.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import importlib
 import sys
 
 # Modules that define `register(subparsers)`; each subcommand sets `func(args) -> int`.
-COMMAND_MODULES = ["hwlib.cli_calc", "hwlib.bench.cli", "hwlib.grading.cli"]
+COMMAND_MODULES = ["hwlib.cli_calc", "hwlib.cli_plan", "hwlib.bench.cli", "hwlib.grading.cli"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,62 @@
+"""`hwlib estimate` and `hwlib diagnose`: the chapter 9 calculator and the chapter 10 diagnostic on
+the command line. Each prints the formula next to every result; `--json` gives SI values.
+
+    hwlib estimate --model llama-3-8b --tokens 15T --gpu h100 --gpus 1024 --mfu 0.4
+    hwlib diagnose --flops 2.7e8 --bytes 1.3e8 --gpu h100 [--measured-s 5e-5]
+"""
+from __future__ import annotations
+
+import json
+
+from . import calculator, diagnose
+from .cli_calc import parse_context, parse_count
+
+
+def cmd_estimate(args) -> int:
+    if args.model is None and args.params is None:
+        raise ValueError("give --model NAME (see `hwlib.models.names()`) or --params N")
+    est = calculator.estimate(args.model, n_params=args.params, tokens=args.tokens, gpu=args.gpu,
+                              n_gpus=args.gpus, mfu=args.mfu, price_per_hour=args.price,
+                              precision=args.precision, weights_dtype=args.dtype, seq_len=args.seq,
+                              batch=args.batch)
+    if args.json:
+        print(json.dumps({"command": "estimate", "inputs": est.inputs, "quantities": est.rows(),
+                          "missing": est.missing}, default=str, indent=2))
+    else:
+        print(est)
+    return 0
+
+
+def cmd_diagnose(args) -> int:
+    result = diagnose.kernel(args.flops, args.bytes, args.gpu, args.precision, name=args.name,
+                             measured_s=args.measured_s)
+    print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add estimate and diagnose to the `hwlib` command line."""
+    p = subparsers.add_parser("estimate", help="memory, FLOPs, time and cost of a model on an accelerator")
+    p.add_argument("--model", help="a named shape, e.g. llama-3-8b (or give --params)")
+    p.add_argument("--params", type=parse_count, metavar="N", help="parameter count, e.g. 350M")
+    p.add_argument("--tokens", type=parse_count, metavar="D", help="training tokens, e.g. 7B")
+    p.add_argument("--gpu", default="H100 SXM", metavar="NAME")
+    p.add_argument("--gpus", type=int, default=1, metavar="G", help="devices for training (default 1)")
+    p.add_argument("--mfu", type=float, default=0.4, help="model FLOPs utilisation in (0, 1] (default 0.4)")
+    p.add_argument("--price", type=float, metavar="USD", help="price per device-hour (default: spec sheet)")
+    p.add_argument("--precision", help="peak used for time (default bf16, fp16 where absent)")
+    p.add_argument("--dtype", default="bf16", help="weights dtype for inference memory (default bf16)")
+    p.add_argument("--seq", type=parse_context, metavar="S", help="context for KV cache, e.g. 4k")
+    p.add_argument("--batch", type=int, default=1, metavar="B")
+    p.add_argument("--json", action="store_true", help="machine-readable output (SI units)")
+    p.set_defaults(func=cmd_estimate)
+
+    p = subparsers.add_parser("diagnose", help="place a kernel on the roofline and name the remedies")
+    p.add_argument("--flops", type=parse_count, required=True, help="FLOPs the kernel performs")
+    p.add_argument("--bytes", type=parse_count, required=True, help="bytes it moves to and from memory")
+    p.add_argument("--gpu", required=True, metavar="NAME")
+    p.add_argument("--precision", default="bf16")
+    p.add_argument("--name", default="kernel")
+    p.add_argument("--measured-s", type=float, metavar="T", help="a measured time, to compare with the roof")
+    p.add_argument("--json", action="store_true", help="machine-readable output (SI units)")
+    p.set_defaults(func=cmd_diagnose)

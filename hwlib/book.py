@@ -31,12 +31,35 @@ def glue(name: str, value, fmt: str | None = None):
         _myst_glue(name, text, display=False)
 
 
-def html_table(header, rows):
+def html_table(header, rows, align=None, caption=None, escape=False):
     """A small HTML table for a chapter's computed results (rows: lists of already formatted cells).
 
-    HTML rather than Markdown because myst-nb renders a cell's text/html output as is."""
+    HTML rather than Markdown because myst-nb renders a cell's text/html output as is.
+    align: one "left"/"right" per column (right-aligned cells do not wrap); caption: a title above;
+    escape: HTML-escape header, cells and caption (for plain text; leave False for cells with markup).
+    """
+    import html as _html
+
     from IPython.display import HTML
 
-    head = "".join(f"<th>{h}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return HTML(f'<table class="table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+    text = _html.escape if escape else (lambda x: x)
+
+    def style(i, nowrap=False):
+        if not align:
+            return ""
+        extra = ";white-space:nowrap" if nowrap and align[i] == "right" else ""
+        return f" style='text-align:{align[i]}{extra}'"
+
+    cap = (f"<caption style='caption-side:top;text-align:left'>{text(caption)}</caption>" if caption else "")
+    head = "".join(f"<th{style(i)}>{text(str(h))}</th>" for i, h in enumerate(header))
+    body = "".join("<tr>" + "".join(f"<td{style(i, True)}>{text(str(c))}</td>" for i, c in enumerate(row))
+                   + "</tr>" for row in rows)
+    return HTML(f'<table class="table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+
+
+def show_table(header, rows, align=None, caption=None):
+    """Display a table of plain-text cells now: numbers right-aligned, text escaped."""
+    from IPython.display import display
+
+    align = align or ["left"] + ["right"] * (len(header) - 1)
+    display(html_table(header, rows, align=align, caption=caption, escape=True))

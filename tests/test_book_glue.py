@@ -29,3 +29,11 @@ def test_glue_returns_nothing():
 def test_html_table_renders_header_and_rows():
     html = book.html_table(["format", "bits"], [["FP16", 16], ["BF16", 16]]).data
     assert html.count("<tr>") == 3 and "<th>format</th>" in html and "<td>BF16</td>" in html
+
+
+def test_html_table_aligns_captions_and_escapes_plain_text():
+    html = book.html_table(["model", "bytes"], [["A&B <x>", "16.1 GB"]], align=["left", "right"],
+                           caption="Sizes <bf16>", escape=True).data
+    assert "A&amp;B &lt;x&gt;" in html and "Sizes &lt;bf16&gt;" in html and "<caption" in html
+    assert "text-align:right;white-space:nowrap'>16.1 GB" in html
+    assert "<sup>" in book.html_table(["x"], [["10<sup>3</sup>"]]).data   # markup kept unless escape=True

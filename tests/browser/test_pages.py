@@ -23,6 +23,24 @@ def test_the_book_is_built(book):
     assert "intro.html" in PAGES and "search.html" in PAGES
 
 
+INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", re.S)
+SCRIPT_SRC = re.compile(r"<script[^>]*\bsrc=\"([^\"?]+)")
+
+
+def test_each_script_once_per_page(book):
+    """No page loads a script or runs an inline script twice (a doubled `const` declaration is a
+    console error on every page; sphinx-thebe's config was doubled until _ext/hwassets.py)."""
+    doubled = {}
+    for path in PAGES:
+        text = (HTML / path).read_text(encoding="utf-8")
+        bodies = [b.strip() for b in INLINE_SCRIPT.findall(text) if b.strip()]
+        srcs = SCRIPT_SRC.findall(text)
+        twice = sorted({b[:60] for b in bodies if bodies.count(b) > 1} | {s for s in srcs if srcs.count(s) > 1})
+        if twice:
+            doubled[path] = twice
+    assert doubled == {}, f"scripts included twice: {doubled}"
+
+
 def test_index_redirects_to_the_front_page(visit):
     v = visit("index.html")
     v.page.wait_for_url("**/intro.html", timeout=10000)

@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: book test venv vendor clean pdf
+.PHONY: book test venv vendor clean pdf unit lint timing
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -38,6 +38,20 @@ pdf: book
 test: export HWLIB_PDF_OPTIONAL := 1
 test: book pdf
 	$(BIN)/python -m pytest -q
+
+# The fast loop for contributors: every test that needs neither the built book nor a browser
+# (about a minute on two cores). `make test` is still what must pass before a push.
+unit: venv
+	$(BIN)/python -m pytest -q -x --ignore=tests/browser -p no:cacheprovider
+
+# Lint and format check (ruff, pinned in requirements.txt); `make test` runs it first.
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# Tests that depend on this machine's speed (marker `timing`), left out of the default suite.
+timing: book
+	$(BIN)/python -m pytest -q -m timing
 
 clean:
 	rm -rf _build

@@ -15,6 +15,7 @@ VENDOR = ROOT / "_vendor"
 # (source under node_modules, destination under _vendor)
 ASSETS = [
     ("mathjax/es5/tex-svg.js", "mathjax/tex-svg.js"),
+    ("mathjax/LICENSE", "mathjax/LICENSE"),     # Apache-2.0: its notice travels with it (NOTICE.md)
 ]
 
 

@@ -85,28 +85,38 @@ def test_the_book_has_both_calculators(book):
     assert widget_pages("roofline"), "no page shows the roofline explorer (hwlib.web.roofline_explorer)"
 
 
+def _cold_load_times(visit, path, kind):
+    """One cold load (empty cache): per widget on the page, [state, first result ms since navigation
+    start, script start ms]."""
+    v = visit(path, fresh=True)
+    widget_id(v, kind)
+    times = v.page.evaluate(f"""() => [...document.querySelectorAll('[data-hwlib-widget="{kind}"]')]
+                                  .map((w) => [w.dataset.state, Number(w.dataset.firstResultMs),
+                                               Number(w.dataset.scriptStartMs)])""")
+    assert all(state == "ready" for state, _, _ in times), f"{path}: {kind} calculator did not compute"
+    assert v.real_errors() == [] and v.offsite == [], path
+    return times
+
+
+@pytest.mark.parametrize("kind", ["llm", "roofline"])
+def test_the_calculators_own_time_to_a_first_result(visit, kind):
+    """From the calculator's script starting to its first computed result, on a cold load: the
+    widget's own work (generated code, data, first evaluation), well under the half second, on any
+    machine that can run the suite."""
+    for path in widget_pages(kind):
+        times = _cold_load_times(visit, path, kind)
+        own = max(first - start for _, first, start in times)
+        assert own < 500, f"{path}: the {kind} calculator itself took {own:.0f} ms to its first result"
+
+
+@pytest.mark.timing
 @pytest.mark.parametrize("kind", ["llm", "roofline"])
 def test_first_result_within_a_second_on_a_cold_load(visit, kind):
     """Milliseconds from navigation start to the widget's first computed result, with an empty
-    cache; the best of up to three cold loads, so a stall of the busy 2-core CI machine (page load
-    includes the theme and MathJax) does not decide it. The calculator's own share — from its
-    script starting to its first result — must stay well under the second on every load."""
+    cache (page load includes the theme and MathJax), best of three loads. This depends on the
+    machine's speed, so it is behind the `timing` marker: `make timing` runs it."""
     for path in widget_pages(kind):
-        best = None
-        for _ in range(3):
-            v = visit(path, fresh=True)
-            widget_id(v, kind)
-            times = v.page.evaluate(f"""() => [...document.querySelectorAll('[data-hwlib-widget="{kind}"]')]
-                                          .map((w) => [w.dataset.state, Number(w.dataset.firstResultMs),
-                                                       Number(w.dataset.scriptStartMs)])""")
-            assert all(state == "ready" for state, _, _ in times), f"{path}: {kind} calculator did not compute"
-            own = max(first - start for _, first, start in times)
-            assert own < 500, f"{path}: the {kind} calculator itself took {own:.0f} ms to its first result"
-            assert v.real_errors() == [] and v.offsite == [], path
-            slowest = max(ms for _, ms, _ in times)
-            best = slowest if best is None else min(best, slowest)
-            if best < 1000:
-                break
+        best = min(max(ms for _, ms, _ in _cold_load_times(visit, path, kind)) for _ in range(3))
         assert best < 1000, f"{path}: first {kind} result after {best:.0f} ms (limit 1000 ms)"
 
 

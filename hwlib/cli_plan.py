@@ -29,7 +29,7 @@ def cmd_estimate(args) -> int:
 
 def cmd_diagnose(args) -> int:
     result = diagnose.kernel(args.flops, args.bytes, args.gpu, args.precision, name=args.name,
-                             measured_s=args.measured_s)
+                             kind=args.kind, measured_s=args.measured_s)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
     return 0
 
@@ -57,6 +57,8 @@ def register(subparsers) -> None:
     p.add_argument("--gpu", required=True, metavar="NAME")
     p.add_argument("--precision", default="bf16")
     p.add_argument("--name", default="kernel")
+    p.add_argument("--kind", default="generic", choices=list(diagnose.KINDS),
+                   help="what the kernel is; picks the remedies (e.g. gemv for batch-1 decode)")
     p.add_argument("--measured-s", type=float, metavar="T", help="a measured time, to compare with the roof")
     p.add_argument("--json", action="store_true", help="machine-readable output (SI units)")
     p.set_defaults(func=cmd_diagnose)

@@ -1,10 +1,12 @@
 """The first diagnostic of chapter 10: estimate intensity, place it on the roofline, pick the remedy.
 
->>> d = kernel(flops=2 * 8192**2, bytes_moved=2 * 8192**2, gpu="H100 SXM", name="decode GEMV")
+>>> d = kernel(flops=2 * 8192**2, bytes_moved=2 * 8192**2, gpu="H100 SXM", name="decode GEMV", kind="gemv")
 >>> d.bound, round(d.intensity, 2), f"{d.fraction_of_peak:.2%}"
 ('memory', 1.0, '0.34%')
->>> d.remedies[0]
-'fusion'
+>>> d.remedies[:2]
+('batching', 'quantization')
+>>> "fusion" in d.remedies
+False
 
 Nothing here is a new formula: intensity, ridge, attainable FLOP/s and the time lower bound come from
 `hwlib.roofline` (I = F/Q, I* = π/β, P = min(π, βI), t = max(F/π, Q/β)); peaks from `hwlib.specs`.
@@ -12,9 +14,16 @@ This module adds the *reading*: which side of the ridge the kernel is on, which 
 there and which cannot, and what a measured time says (faster than the roof = a broken measurement;
 far below it = latency, occupancy or a lower ceiling).
 
-Sources: seed chapter 12 §9 (the diagnostic and its pitfalls), §7.2 (remedies on each side), §1.2
-(Little's law, latency exposure); Williams, Waterman & Patterson 2009; the gpu-experiments reference
-(§7 pitfalls 1-3: asynchronous timers, L2-resident working sets, launch overhead of a few µs).
+The remedies depend on the kind of kernel as well as on the side of the ridge (`KINDS`): a batch-1
+decoding GEMV reads each weight once for one multiply–add, so only more tokens per weight read
+(batching) or fewer bytes per weight (quantization) raise its intensity — fusing or tiling it does
+not; an elementwise kernel has no reuse to tile for, so fusion is its lever; attention's is a fused
+kernel that keeps the scores on chip. `kind="generic"` (the default) gives the side's general list.
+
+Sources: chapter 6 (roofline, ridge, hierarchical roofs) and chapter 10 (this diagnostic and its
+pitfalls) of this book; Williams, Waterman & Patterson 2009 (the roofline); Dao et al. 2022
+(FlashAttention: IO-aware fused attention); launch overhead of a few µs from published
+microbenchmarks (te42kyfo/gpu-benches).
 """
 from __future__ import annotations
 
@@ -35,6 +44,8 @@ REMEDIES = {
         "tiling": "tile and reuse operands in shared memory and registers: more FLOPs per byte fetched",
         "quantization": "store weights, activations or KV cache in fewer bits (bf16 -> fp8/int8/int4)",
         "batching": "serve more tokens or sequences per weight read (a GEMV becomes a GEMM)",
+        "fused attention": "one attention kernel (FlashAttention) that keeps the score matrix on chip",
+        "fewer KV bytes": "grouped- or multi-query attention, or a quantized KV cache: fewer bytes per token",
         "more bandwidth": "a part with faster memory (HBM3e): the only hardware change that helps here",
     },
     "compute": {
@@ -44,12 +55,48 @@ REMEDIES = {
         "more devices": "split the work across GPUs (tensor or data parallelism)",
     },
 }
-WILL_NOT_HELP = {
-    "memory": ("a chip with more peak FLOP/s but the same bandwidth", "more or faster tensor cores",
-               "lower-precision arithmetic while the data stays in the same storage format"),
-    "compute": ("fusion or smaller storage formats to save bandwidth: bandwidth is not the limit",
-                "a part with more bandwidth but the same peak"),
+_MORE_FLOPS = "a chip with more peak FLOP/s but the same bandwidth, or more tensor cores"
+_MATH_ONLY = "lower-precision arithmetic while the data stays in the same storage format"
+_NOT_BW = "fusion or smaller storage formats to save bandwidth: bandwidth is not the limit"
+_COMPUTE = (("tensor cores", "lower-precision math", "fewer FLOPs", "more devices"),
+            (_NOT_BW, "a part with more bandwidth but the same peak"))
+KINDS = {   # kind -> side -> (remedies, will not help)
+    "generic": {
+        "memory": (("fusion", "tiling", "quantization", "batching", "more bandwidth"), (_MORE_FLOPS, _MATH_ONLY)),
+        "compute": _COMPUTE,
+    },
+    "gemv": {   # a weight matrix times one (or a few) vectors: each weight is used once per token
+        "memory": (("batching", "quantization", "more bandwidth"),
+                   ("fusion: the weights are read once per step already; fusing saves only the small "
+                    "activation vectors", "tiling: a weight used for one multiply-add has no reuse to tile for",
+                    _MORE_FLOPS, _MATH_ONLY)),
+        "compute": _COMPUTE,
+    },
+    "gemm": {   # a matrix product with reuse: tiles decide how often each operand is fetched
+        "memory": (("tiling", "batching", "quantization", "fusion", "more bandwidth"), (_MORE_FLOPS, _MATH_ONLY)),
+        "compute": _COMPUTE,
+    },
+    "elementwise": {   # each element read and written once, a few FLOPs each
+        "memory": (("fusion", "quantization", "more bandwidth"),
+                   ("tiling: each element is used once, there is no reuse to tile for",
+                    "batching: the FLOPs per byte of an elementwise kernel do not depend on the batch",
+                    _MORE_FLOPS, _MATH_ONLY)),
+        "compute": _COMPUTE,
+    },
+    "reduction": {   # norms, softmax: a pass or two over the data, a few FLOPs per element
+        "memory": (("fusion", "quantization", "more bandwidth"),
+                   ("batching: the FLOPs per byte of a reduction do not depend on the batch",
+                    _MORE_FLOPS, _MATH_ONLY)),
+        "compute": _COMPUTE,
+    },
+    "attention": {   # scores and softmax over the context; at decode, each sequence reads its own KV cache
+        "memory": (("fused attention", "fewer KV bytes", "more bandwidth"),
+                   ("batching: every sequence reads its own keys and values, so a bigger batch adds bytes "
+                    "in proportion", _MORE_FLOPS, _MATH_ONLY)),
+        "compute": _COMPUTE,
+    },
 }
+WILL_NOT_HELP = {side: KINDS["generic"][side][1] for side in ("memory", "compute")}
 
 
 @dataclass(frozen=True)
@@ -58,6 +105,7 @@ class Diagnosis:
     name: str
     gpu: str
     precision: str
+    kind: str                       # "generic", "gemv", "gemm", "elementwise", "reduction", "attention"
     tier: str                       # which bandwidth the bytes cross ("HBM", "NVLink", ...)
     flops: float                    # FLOP
     bytes_moved: float              # bytes across `tier`
@@ -83,7 +131,8 @@ class Diagnosis:
     def summary(self) -> str:
         """A few lines a reader can paste into a lab notebook."""
         side = f"{self.bound}-bound" + (" (near the ridge: both roofs matter)" if self.near_ridge else "")
-        lines = [f"{self.name} on {self.gpu} ({self.precision}, {self.tier}): I = {self.intensity:.3g} FLOP/B "
+        what = "" if self.kind == "generic" else f"{self.kind}, "
+        lines = [f"{self.name} on {self.gpu} ({what}{self.precision}, {self.tier}): I = {self.intensity:.3g} FLOP/B "
                  f"vs ridge {self.ridge_point:.3g} -> {side}",
                  f"  attainable {self.attainable_flops:.3g} FLOP/s = {self.fraction_of_peak:.1%} of peak; "
                  f"time >= {self.time_lower_bound_s:.3g} s"]
@@ -124,18 +173,23 @@ def _measured_warnings(achieved, attainable, bound_s, launch_s) -> list:
     return out
 
 
-def kernel(flops, bytes_moved, gpu, precision="bf16", *, name="kernel", measured_s=None,
+def kernel(flops, bytes_moved, gpu, precision="bf16", *, name="kernel", kind="generic", measured_s=None,
            bandwidth=None, tier="HBM", launch_overhead_s=LAUNCH_OVERHEAD_S) -> Diagnosis:
     """Classify a kernel on the roofline of `gpu` and name the remedies for its side of the ridge.
 
     flops: FLOP the kernel performs; bytes_moved: bytes it moves across `tier` (HBM by default);
     gpu: spec-sheet name or Accelerator-like object; precision: the peak to use ("bf16", "fp8", ...);
+    kind: what the kernel is, which decides the remedies (one of `KINDS`: "gemv" for decode-style
+    weight-times-vector products, "gemm", "elementwise", "reduction" for norms and softmax,
+    "attention", or "generic" for the side's general list);
     measured_s (optional): a measured run time, compared with the roof; bandwidth (optional): the
     tier's bytes/s when it is not HBM (e.g. `hwlib.interconnect.nvlink(gpu).bandwidth`);
     launch_overhead_s: below this bound the kernel is launch-bound, not roofline-bound.
-    Formulas: I = F/Q, I* = π/β, P = min(π, β·I), t >= max(F/π, Q/β) (hwlib.roofline; seed §7, §9).
+    Formulas: I = F/Q, I* = π/β, P = min(π, β·I), t >= max(F/π, Q/β) (hwlib.roofline; chapters 6 and 10).
     """
     acc = _accelerator(gpu)
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
     f = _check.positive("flops", flops)
     q = _check.positive("bytes_moved", bytes_moved)
     pi = acc.peak_flops(precision)
@@ -156,11 +210,12 @@ def kernel(flops, bytes_moved, gpu, precision="bf16", *, name="kernel", measured
         achieved = f / m
         fraction = achieved / attainable
         warnings += _measured_warnings(achieved, attainable, t_min, launch)
+    remedies, will_not = KINDS[kind][side]
     return Diagnosis(name=str(name), gpu=str(getattr(acc, "name", acc)), precision=str(precision),
-                     tier=str(tier), flops=f, bytes_moved=q, peak_flops=pi, bandwidth=beta, intensity=i,
+                     kind=kind, tier=str(tier), flops=f, bytes_moved=q, peak_flops=pi, bandwidth=beta, intensity=i,
                      ridge_point=ridge, bound=side, near_ridge=bool(ridge / NEAR_RIDGE < i < ridge * NEAR_RIDGE),
                      attainable_flops=attainable, fraction_of_peak=attainable / pi, time_lower_bound_s=t_min,
-                     remedies=tuple(REMEDIES[side]), will_not_help=WILL_NOT_HELP[side],
+                     remedies=tuple(remedies), will_not_help=tuple(will_not),
                      measured_s=None if measured_s is None else float(measured_s), achieved_flops=achieved,
                      fraction_of_attainable=fraction, warnings=tuple(warnings))
 
@@ -174,19 +229,27 @@ def explain(remedy: str) -> str:
     raise KeyError(f"unknown remedy {remedy!r}; known: {', '.join(known)}")
 
 
+ON_CHIP_TIERS = ("registers", "shared memory", "SMEM", "L1", "L2", "HBM")
+"""Tiers whose traffic kernels overlap with their own arithmetic (the roofline's max): memory on the
+device. Other tiers (NVLink, PCIe, a network) are collectives that may or may not overlap."""
+
+
 @dataclass(frozen=True)
 class Hierarchy:
-    """A kernel against several bandwidth tiers at once: each tier is its own roof (seed §7, §9)."""
+    """A kernel against several bandwidth tiers at once: each tier is its own roof (chapter 6 §6.5)."""
     name: str
-    per_tier: dict                  # tier -> Diagnosis
-    compute_time_s: float           # F / π
+    per_tier: dict                  # tier -> Diagnosis (each against the peak: the roofline of that tier)
+    compute_time_s: float           # F / (u·π): the arithmetic at the MFU given (u = 1: the peak)
     binding: str                    # the tier with the longest transfer time, or "compute"
-    time_lower_bound_s: float       # max(F/π, max over tiers of Q_tier / β_tier): perfect overlap
-    no_overlap_time_s: float        # F/π + Σ Q_tier / β_tier: nothing overlaps
+    time_lower_bound_s: float       # max(compute, every transfer): everything overlaps
+    no_overlap_time_s: float        # max(compute, on-chip transfers) + Σ off-chip transfers
+    mfu: float = 1.0                # u used for compute_time_s
 
     def summary(self) -> str:
-        lines = [f"{self.name}: binding = {self.binding}, time >= {self.time_lower_bound_s:.3g} s with perfect "
-                 f"overlap, {self.no_overlap_time_s:.3g} s with none (compute alone {self.compute_time_s:.3g} s)"]
+        rate = "at peak" if self.mfu == 1.0 else f"at {self.mfu:.0%} MFU"
+        lines = [f"{self.name}: binding = {self.binding}, time >= {self.time_lower_bound_s:.3g} s if every transfer "
+                 f"overlaps, {self.no_overlap_time_s:.3g} s if the off-chip ones do not "
+                 f"(compute alone {self.compute_time_s:.3g} s {rate})"]
         for tier, d in self.per_tier.items():
             lines.append(f"  {tier:>10}: I = {d.intensity:.3g} FLOP/B, ridge {d.ridge_point:.3g}, "
                          f"transfer {d.bytes_moved / d.bandwidth:.3g} s, {d.bound}-bound on this roof")
@@ -196,26 +259,36 @@ class Hierarchy:
         return self.summary()
 
 
-def tiers(flops, traffic, gpu, precision="bf16", *, name="kernel") -> Hierarchy:
-    """Diagnose one kernel against every tier it crosses. traffic: {tier: (bytes_moved, bandwidth)}.
+def tiers(flops, traffic, gpu, precision="bf16", *, name="kernel", mfu=1.0, on_chip=ON_CHIP_TIERS) -> Hierarchy:
+    """Diagnose one kernel (or step) against every tier it crosses. traffic: {tier: (bytes_moved, bandwidth)}.
 
-    The binding tier is the one whose transfer time Q/β is longest; if the compute time F/π is longer
-    than all of them the kernel is compute-bound. The lower bound assumes every transfer overlaps
-    with compute (max of the times); `no_overlap_time_s` adds them up instead. Intensity against HBM alone can look healthy while
-    the interconnect (an all-reduce that does not overlap) or L2 is what binds (seed §9).
+    Compute time t_c = F / (u·π) with u = `mfu` (1 = the peak; pass the MFU the plan assumes so every
+    time in the answer is at the same rate). Transfer times t_i = Q_i / β_i. The binding tier is the
+    one with the longest t_i, or "compute" if t_c is longer than all of them.
+    time_lower_bound_s = max(t_c, t_i ...): every transfer overlaps with compute.
+    no_overlap_time_s = max(t_c, t_i for on-chip tiers) + Σ t_i for the other tiers: inside a kernel
+    the arithmetic and its own memory traffic overlap (the roofline's max, never their sum); a
+    collective over a link that does not overlap adds in full. `on_chip` names the tiers of the first
+    kind (default `ON_CHIP_TIERS`). Intensity against HBM alone can look healthy while the interconnect
+    or L2 is what binds (chapter 10 §10.4).
     """
     if not isinstance(traffic, dict) or not traffic:
         raise ValueError(f"traffic must be a non-empty dict tier -> (bytes_moved, bandwidth); got {traffic!r}")
     acc = _accelerator(gpu)
+    u = _check.positive("mfu", mfu)
+    if u > 1:
+        raise ValueError(f"mfu must be a fraction in (0, 1] (e.g. 0.4 for 40 %); got {mfu!r}")
     per = {}
     for tier, pair in traffic.items():
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise ValueError(f"traffic[{tier!r}] must be (bytes_moved, bandwidth); got {pair!r}")
         per[str(tier)] = kernel(flops, pair[0], acc, precision, name=name, bandwidth=pair[1], tier=str(tier))
-    compute_s = float(flops) / acc.peak_flops(precision)
+    compute_s = float(flops) / (u * acc.peak_flops(precision))
     transfer = {t: d.bytes_moved / d.bandwidth for t, d in per.items()}
     worst = max(transfer, key=transfer.get)
     binding = worst if transfer[worst] > compute_s else "compute"
+    inside = max([compute_s] + [t for k, t in transfer.items() if k in on_chip])
+    exposed = sum(t for k, t in transfer.items() if k not in on_chip)
     return Hierarchy(name=str(name), per_tier=per, compute_time_s=compute_s, binding=binding,
-                     time_lower_bound_s=max(d.time_lower_bound_s for d in per.values()),
-                     no_overlap_time_s=compute_s + sum(transfer.values()))
+                     time_lower_bound_s=max([compute_s] + list(transfer.values())),
+                     no_overlap_time_s=inside + exposed, mfu=u)

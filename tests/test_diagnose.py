@@ -10,17 +10,42 @@ H100 = specs.get("H100 SXM")
 PI, BETA = H100.peak_flops("bf16"), H100.bandwidth
 
 
-def test_decode_gemv_is_memory_bound_with_memory_remedies():
+def test_decode_gemv_is_memory_bound_and_only_batching_or_fewer_bytes_help():
     d = 8192
-    diag = diagnose.kernel(2 * d * d, 2 * d * d, "H100 SXM", name="GEMV")
-    assert diag.bound == "memory" and not diag.near_ridge
+    diag = diagnose.kernel(2 * d * d, 2 * d * d, "H100 SXM", name="GEMV", kind="gemv")
+    assert diag.bound == "memory" and not diag.near_ridge and diag.kind == "gemv"
     assert diag.intensity == pytest.approx(1.0)
     assert diag.attainable_flops == pytest.approx(BETA * 1.0)
     assert diag.fraction_of_peak == pytest.approx(BETA / PI)
     assert diag.time_lower_bound_s == pytest.approx(2 * d * d / BETA)
-    assert {"fusion", "quantization", "batching"} <= set(diag.remedies)
-    assert "tensor cores" not in diag.remedies
+    assert diag.remedies[:2] == ("batching", "quantization")
+    assert "fusion" not in diag.remedies and "tiling" not in diag.remedies and "tensor cores" not in diag.remedies
+    assert any(w.startswith("fusion") for w in diag.will_not_help)
+    assert any(w.startswith("tiling") for w in diag.will_not_help)
     assert any("peak FLOP/s" in w for w in diag.will_not_help)
+    assert "gemv" in diag.summary()
+
+
+def test_remedies_follow_the_kind_of_kernel():
+    # the same memory-bound intensity, four kinds of kernel, four different first levers
+    f, q = 1e9, 6e9
+    first = {k: diagnose.kernel(f, q, "H100", kind=k).remedies[0]
+             for k in ("elementwise", "reduction", "attention", "gemm")}
+    assert first == {"elementwise": "fusion", "reduction": "fusion", "attention": "fused attention", "gemm": "tiling"}
+    ew = diagnose.kernel(f, q, "H100", kind="elementwise")
+    assert "tiling" not in ew.remedies and "batching" not in ew.remedies
+    att = diagnose.kernel(f, q, "H100", kind="attention")
+    assert "batching" not in att.remedies and "fewer KV bytes" in att.remedies
+    assert any(w.startswith("batching") for w in att.will_not_help)
+    # the generic list is unchanged and every named remedy has an explanation
+    assert diagnose.kernel(f, q, "H100").remedies[:2] == ("fusion", "tiling")
+    for kind, sides in diagnose.KINDS.items():
+        for remedies, _ in sides.values():
+            for r in remedies:
+                assert diagnose.explain(r)
+    # compute-bound kernels of any kind get the compute-side remedies
+    big = diagnose.kernel(1e15, 1e9, "H100", kind="gemv")
+    assert big.bound == "compute" and big.remedies[0] == "tensor cores"
 
 
 def test_big_matmul_is_compute_bound_with_compute_remedies():
@@ -84,8 +109,25 @@ def test_tiers_find_the_binding_roof():
     h = diagnose.tiers(flops, {"HBM": (3 * 14e9, BETA), "InfiniBand": (grads, ib)}, "H100")
     assert h.binding == "InfiniBand"
     assert h.time_lower_bound_s == pytest.approx(grads / ib)
-    assert h.no_overlap_time_s == pytest.approx(flops / PI + 3 * 14e9 / BETA + grads / ib)
+    # HBM traffic overlaps with the arithmetic inside the kernels (max, not sum); the all-reduce adds in full
+    assert h.no_overlap_time_s == pytest.approx(max(flops / PI, 3 * 14e9 / BETA) + grads / ib)
     assert "binding = InfiniBand" in h.summary()
+
+
+def test_tiers_time_compute_at_the_planned_mfu():
+    flops = 6 * 7e9 * 4096
+    grads = 2 * 7e9 * 2 * 15 / 16
+    ib = interconnect.get("InfiniBand NDR").bandwidth
+    at_peak = diagnose.tiers(flops, {"HBM": (36 * 7e9, BETA), "IB": (grads, ib)}, "H100")
+    at_40 = diagnose.tiers(flops, {"HBM": (36 * 7e9, BETA), "IB": (grads, ib)}, "H100", mfu=0.4)
+    assert at_40.compute_time_s == pytest.approx(at_peak.compute_time_s / 0.4) == pytest.approx(flops / (0.4 * PI))
+    assert at_40.no_overlap_time_s == pytest.approx(max(flops / (0.4 * PI), 36 * 7e9 / BETA) + grads / ib)
+    assert "40% MFU" in at_40.summary()
+    # an on-chip tier can be declared: nothing but compute and L2 overlap here
+    h = diagnose.tiers(flops, {"L2": (1e12, 10e12), "HBM": (1e11, BETA)}, "H100", on_chip=("L2",))
+    assert h.no_overlap_time_s == pytest.approx(max(flops / PI, 0.1) + 1e11 / BETA)
+    with pytest.raises(ValueError, match="mfu"):
+        diagnose.tiers(flops, {"HBM": (1e9, BETA)}, "H100", mfu=40)
 
 
 def test_summary_and_dict():
@@ -107,6 +149,7 @@ def test_summary_and_dict():
     ((1e9, 1e9, "H100"), {"measured_s": 0}, "measured_s"),
     ((1e9, 1e9, "H100"), {"bandwidth": -5}, "bandwidth"),
     ((1e9, 1e9, 42), {}, "gpu"),
+    ((1e9, 1e9, "H100"), {"kind": "gemvv"}, "kind"),
 ])
 def test_bad_input(args, kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -59,6 +59,36 @@ def test_step_time_overlap():
     np.testing.assert_allclose(parallel.step_time_s(1.0, np.array([0.5, 2.0])), [1.0, 2.0])
 
 
+def test_ddp_overlaps_only_the_backward_pass():
+    c, m = 3.0, 1.0                                   # t_fwd = 1, t_bwd = 2
+    # one bucket: nothing overlaps; infinitely many: t_fwd + max(t_bwd, t_comm)
+    assert parallel.ddp_step_time_s(c, m, n_buckets=1) == pytest.approx(c + m)
+    assert parallel.ddp_step_time_s(c, m) == pytest.approx(1.0 + 2.0)
+    assert parallel.ddp_step_time_s(c, 5.0) == pytest.approx(1.0 + 5.0)       # link-bound: forward still exposed
+    # k buckets, comm faster than production: the last bucket's reduce (m/k) is exposed
+    assert parallel.ddp_step_time_s(c, m, n_buckets=4) == pytest.approx(1.0 + 2.0 + 1.0 / 4)
+    # k buckets, link-bound: first bucket ready after t_bwd/k, then back to back
+    assert parallel.ddp_step_time_s(c, 5.0, n_buckets=4) == pytest.approx(1.0 + 2.0 / 4 + 5.0)
+    # never faster than the ideal full-overlap model, never slower than no overlap
+    for mm in (0.1, 1.0, 2.0, 3.0, 10.0):
+        for k in (1, 2, 8, 100):
+            t = parallel.ddp_step_time_s(c, mm, n_buckets=k)
+            assert parallel.step_time_s(c, mm, overlap=1.0) <= t + 1e-12 <= parallel.step_time_s(c, mm, overlap=0.0) + 2e-12
+    np.testing.assert_allclose(parallel.ddp_step_time_s(np.array([3.0, 6.0]), 1.0), [3.0, 6.0])
+
+
+def test_ddp_threshold_is_u_pi_over_b_not_two_thirds_of_it():
+    # 6N T/(u pi) compute against 2 * 2N bytes / B: compute-bound from T = u pi / B (N -> large)
+    u, pi, bw, n = 0.4, 989.4e12, 50e9, 8e9
+    t_star = u * pi / bw
+    for T, bound in ((0.99 * t_star, False), (1.01 * t_star, True)):
+        comp = 6 * n * T / (u * pi)
+        comm = 2 * 2 * n / bw
+        assert (parallel.ddp_step_time_s(comp, comm) == pytest.approx(comp)) is bound
+    assert parallel.ddp_bucket_count(14e9) == int(np.ceil(14e9 / (25 * 2**20)))
+    assert parallel.ddp_bucket_count(1, bucket_bytes=1) == 1
+
+
 BAD = [
     (parallel.ring_allreduce_bytes_per_link, dict(n_bytes=0, n_devices=8), "n_bytes"),
     (parallel.ring_allreduce_bytes_per_link, dict(n_bytes=1e9, n_devices=0), "n_devices"),
@@ -76,6 +106,10 @@ BAD = [
     (parallel.tensor_parallel_comm_bytes, dict(seq_len=0, batch=1, hidden=64, n_layers=2, tensor_parallel=2), "seq_len"),
     (parallel.tensor_parallel_comm_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, tensor_parallel=0), "tensor_parallel"),
     (parallel.tensor_parallel_comm_bytes, dict(seq_len=8, batch=1, hidden=0, n_layers=2, tensor_parallel=2), "hidden"),
+    (parallel.ddp_step_time_s, dict(compute_s=-1, comm_s=1), "compute_s"),
+    (parallel.ddp_step_time_s, dict(compute_s=1, comm_s=1, n_buckets=0), "n_buckets"),
+    (parallel.ddp_step_time_s, dict(compute_s=1, comm_s=1, backward_fraction=1.5), "backward_fraction"),
+    (parallel.ddp_bucket_count, dict(grad_bytes=0), "grad_bytes"),
     (parallel.pipeline_bubble_fraction, dict(n_stages=0, n_microbatches=4), "n_stages"),
     (parallel.pipeline_bubble_fraction, dict(n_stages=4, n_microbatches=0), "n_microbatches"),
     (parallel.pipeline_bubble_fraction, dict(n_stages=4, n_microbatches=4, virtual_stages=0), "virtual_stages"),

@@ -1,10 +1,11 @@
 """Interconnect tiers: how many bytes per second one device can send to another, per direction.
 
-The bandwidth hierarchy of chapter 12 §6.2, mirroring the memory hierarchy: NVLink (through an
+The bandwidth hierarchy of chapter 7 (scaling out), mirroring the memory hierarchy: NVLink (through an
 NVSwitch) inside a node, PCIe between a GPU and its host, InfiniBand with RDMA between nodes.
 
 * NVLink comes from the accelerator spec sheet (`hwlib.specs`, field ``interconnect_bandwidth``),
-  which stores it as vendors quote it, both directions added; `nvlink` halves it.
+  which stores it per direction (vendors quote both directions added: H100 "900 GB/s" = 450e9 B/s
+  each way; the sheet halved those figures once, in the data file).
 * PCIe and InfiniBand come from ``data/links.yaml``, one sourced record per link, already per
   direction.
 
@@ -13,7 +14,7 @@ Every `Link.bandwidth` is bytes/s in ONE direction: the ``link_bandwidth`` that
 
 >>> get("InfiniBand NDR").bandwidth      # 400 Gb/s = 50e9 bytes/s
 50000000000.0
->>> nvlink("H100 SXM").bandwidth         # 900 GB/s both ways -> 450 GB/s each way
+>>> nvlink("H100 SXM").bandwidth         # vendors' "900 GB/s" adds both ways: 450 GB/s each way
 450000000000.0
 """
 from __future__ import annotations
@@ -87,7 +88,8 @@ def names() -> list[str]:
 
 def nvlink(accelerator) -> Link:
     """The scale-up link of an accelerator from the spec sheet, per direction:
-    B_link = interconnect_bandwidth / 2  [bytes/s] (the sheet adds both directions, as vendors do).
+    B_link = interconnect_bandwidth  [bytes/s] (the sheet stores one direction; a vendor's
+    both-directions figure is twice this).
 
     `accelerator` is a spec-sheet name ("H100 SXM") or an `Accelerator`. ValueError if the sheet has
     no interconnect figure for it (T4, L4 and RTX 4090 have no NVLink).
@@ -96,9 +98,9 @@ def nvlink(accelerator) -> Link:
     if getattr(acc, "interconnect_bandwidth", None) is None:
         raise ValueError(f"accelerator {acc.name!r} has no scale-up link in the spec sheet "
                          f"(it talks to other GPUs over PCIe); use get('PCIe 4.0 x16') or similar")
-    return Link(f"{acc.interconnect} ({acc.name})", "scale-up", acc.interconnect_bandwidth / 2.0,
+    return Link(f"{acc.interconnect} ({acc.name})", "scale-up", acc.interconnect_bandwidth,
                 acc.source("interconnect_bandwidth"), acc.confidence("interconnect_bandwidth"),
-                "spec-sheet figure (both directions) halved to one direction")
+                "spec-sheet figure, one direction (vendors quote twice this, both directions added)")
 
 
 def get(name: str) -> Link:

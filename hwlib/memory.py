@@ -5,9 +5,13 @@ GiB = 2**30 B are different; format with `hwlib.units` only when printing.
 
 Sources: chapter 12 §8.1–8.2 (16 B/param, KV cache), the lesson "Compute, hardware and scale
 basics" (memory for training and inference), Korthikanti et al. 2022 "Reducing Activation
-Recomputation in Large Transformer Models" (Table 2), Rajbhandari et al. 2020 "ZeRO" (§5, Fig. 1).
+Recomputation in Large Transformer Models" (Table 2, §4.1), Dao et al. 2022 "FlashAttention",
+Rajbhandari et al. 2020 "ZeRO" (§5, Fig. 1). Device capacities (`Accelerator.memory_bytes`) are
+binary; `usable_bytes`, `fits` and `devices_needed` leave headroom and the CUDA context free.
 """
 from __future__ import annotations
+
+import math
 
 from . import _check
 
@@ -24,6 +28,20 @@ _DTYPE_ALIASES = {
     "e5m2": "fp8_e5m2", "float4_e2m1fn": "fp4_e2m1", "e2m1": "fp4_e2m1",
 }
 RECOMPUTE = ("none", "selective", "full")
+ATTENTION = ("standard", "flash")
+"""How attention keeps its state for backward: "standard" stores the a·s² softmax scores (and, with
+dropout, its mask and output); "flash" (FlashAttention, Dao et al. 2022) recomputes them from Q, K, V
+and keeps only a 4-byte log-sum-exp per head and token."""
+
+CUDA_CONTEXT_BYTES = 512 * 2**20
+"""Device memory a CUDA process holds before its first tensor (context, kernel images, cuBLAS
+workspace): about 0.5 GiB, taken as 512 MiB. A PyTorch process shows 723 MiB after one 4-byte
+tensor (PyTorch forum, "What is the reason for pytorch's GPU memory floor?", 2020); an H100 80GB
+reports 81,559 MiB of its 81,920 MiB before any process. Order of magnitude, not a measurement."""
+
+HEADROOM = 0.10
+"""Fraction of the GPU kept free for temporary buffers and allocator fragmentation: the lower end of
+the 10–20 % that chapter 9 budgets (Transformer Math 101, EleutherAI 2023, uses about 20 %)."""
 
 
 def dtype_name(dtype) -> str:
@@ -114,17 +132,64 @@ def inference_bytes(n_params, dtype="bf16", kv_bytes=0.0):
     return weights_bytes(n_params, dtype) + kv
 
 
+def usable_bytes(capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTEXT_BYTES):
+    """What a budget may fill on one device: M_use = (M_GPU − C_ctx) / (1 + f)  [bytes], so that
+    the budget, f of it again as headroom, and the CUDA context together fit in M_GPU.
+
+    H100 SXM (80 GiB), f = 0.10, C_ctx = 512 MiB: (85.9e9 − 0.54e9) / 1.1 = 77.6e9 B (72.3 GiB).
+    `capacity_bytes` is `Accelerator.memory_bytes` (binary: the capacity the part has).
+    Sources: chapter 9 (10–20 % headroom); `CUDA_CONTEXT_BYTES`.
+    """
+    cap = _check.positive("capacity_bytes", capacity_bytes)
+    f = _check.nonnegative("headroom", headroom)
+    ctx = _check.nonnegative("context_bytes", context_bytes)
+    return max((cap - ctx) / (1.0 + f), 0.0)
+
+
+def fits(need_bytes, capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTEXT_BYTES) -> bool:
+    """True when need·(1 + f) + C_ctx ≤ M_GPU: the bytes fit with the headroom and the CUDA context
+    left free (see `usable_bytes`)."""
+    need = _check.nonnegative("need_bytes", need_bytes)
+    return bool(need <= usable_bytes(capacity_bytes, headroom, context_bytes))
+
+
+def devices_needed(need_bytes, capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTEXT_BYTES) -> int:
+    """The fewest devices that hold `need_bytes` split evenly, each keeping its headroom and CUDA
+    context free: G = ⌈need / M_use⌉, at least 1 (see `usable_bytes`)."""
+    need = _check.nonnegative("need_bytes", need_bytes)
+    use = usable_bytes(capacity_bytes, headroom, context_bytes)
+    if use <= 0:
+        raise ValueError(f"capacity_bytes={capacity_bytes!r} leaves nothing after headroom={headroom!r} "
+                         f"and context_bytes={context_bytes!r}")
+    return max(1, math.ceil(need / use))
+
+
 def activation_bytes(seq_len, batch, hidden, n_layers, n_heads, tensor_parallel=1,
-                     recompute="none", sequence_parallel=True):
+                     recompute="none", sequence_parallel=True, *, dropout=True, attention="standard",
+                     ffn_hidden=None, gated_mlp=False):
     """Activations kept for the backward pass of L transformer layers, 16-bit activations  [bytes].
 
+    Default (dropout=True, attention="standard", a GELU MLP of width 4h): the GPT-3 layer of
     Korthikanti et al. 2022, Table 2 (s = seq_len, b = batch, h = hidden, a = heads, t = tensor_parallel):
       recompute="none":       s·b·h·L·(34/t + 5·a·s/(h·t))          with sequence parallelism
                               s·b·h·L·(10 + 24/t + 5·a·s/(h·t))     without (sequence_parallel=False)
       recompute="selective":  s·b·h·L·34/t   (resp. s·b·h·L·(10 + 24/t)): attention scores recomputed
       recompute="full":       2·s·b·h·L      (only each layer's input is stored)
     With t = 1 both forms are s·b·h·(34 + 5·a·s/h) per layer. Embedding and output layers are not
-    counted. Source also cited by Transformer Math 101 (EleutherAI 2023) and the lesson.
+    counted.
+
+    The same paper's per-tensor count (§4.1), in bytes per s·b·h, gives the variants:
+      norms' inputs 4, QKV and MLP inputs 2 + 2, dropout masks 1 + 1 (dropout=True),
+      Q, K, V and the output projection's input 8 (split by t),
+      MLP: GELU 2·(2f/h) = 16 for f = 4h; SwiGLU (gated_mlp=True) 4·(2f/h), f = ffn_hidden,
+      scores: standard with dropout 5·a·s/h (softmax 2, mask 1, dropout output 2);
+              standard without dropout 2·a·s/h (the softmax output only);
+              flash 4·a/h (a float32 log-sum-exp per head and token; no s² term).
+    Llama models train without dropout and with FlashAttention: Llama 2 7B at s = 4,096, b = 1 keeps
+    104 GB in the GPT-3 form, 52 GB without dropout, 17 GB without dropout and with FlashAttention
+    (GELU-width MLP; its SwiGLU MLP adds ≈ 5.5·s·b·h per layer). selective recompute drops the
+    score term. Sources: Korthikanti et al. 2022 (Table 2, §4.1); Dao et al. 2022 (FlashAttention);
+    Touvron et al. 2023 (Llama 2, no dropout).
     """
     s = _check.positive("seq_len", seq_len)
     b = _check.positive("batch", batch)
@@ -133,12 +198,54 @@ def activation_bytes(seq_len, batch, hidden, n_layers, n_heads, tensor_parallel=
     a = _check.integer("n_heads", n_heads)
     t = _check.integer("tensor_parallel", tensor_parallel)
     mode = _check.choice("recompute", recompute, RECOMPUTE)
+    attn = _check.choice("attention", attention, ATTENTION)
     if not isinstance(sequence_parallel, bool):
         raise ValueError(f"sequence_parallel must be True or False; got {sequence_parallel!r}")
-    linear = 34.0 / t if sequence_parallel else 10.0 + 24.0 / t
-    attention = 5.0 * a * s / (h * t)
-    per_token_hidden = {"none": linear + attention, "selective": linear, "full": 2.0}[mode]
+    if not isinstance(dropout, bool):
+        raise ValueError(f"dropout must be True or False; got {dropout!r}")
+    if not isinstance(gated_mlp, bool):
+        raise ValueError(f"gated_mlp must be True or False; got {gated_mlp!r}")
+    f = 4 * h if ffn_hidden is None else _check.integer("ffn_hidden", ffn_hidden)
+    replicated = 8.0 + (2.0 if dropout else 0.0)          # norms, QKV and MLP inputs, dropout masks
+    mlp = (8.0 if gated_mlp else 4.0) * f / h
+    split = 8.0 + mlp                                     # Q, K, V, projection input, MLP
+    linear = (replicated + split) / t if sequence_parallel else replicated + split / t
+    if attn == "flash":
+        scores = 4.0 * a / (h * t)
+    else:
+        scores = (5.0 if dropout else 2.0) * a * s / (h * t)
+    per_token_hidden = {"none": linear + scores, "selective": linear, "full": 2.0}[mode]
     return s * b * h * layers * per_token_hidden
+
+
+def activation_formula(recompute="none", dropout=True, attention="standard") -> str:
+    """The per-layer formula `activation_bytes` evaluates for t = 1 and a 4h GELU MLP, as text:
+    "s·b·h·L·(34 + 5·a·s/h)" for the GPT-3 layer, "s·b·h·L·(32 + 2·a·s/h)" without dropout,
+    "s·b·h·L·(32 + 4·a/h)" with FlashAttention and no dropout."""
+    mode = _check.choice("recompute", recompute, RECOMPUTE)
+    attn = _check.choice("attention", attention, ATTENTION)
+    if mode == "full":
+        return "2·s·b·h·L"
+    linear = "34" if dropout else "32"
+    if mode == "selective":
+        return f"s·b·h·L·{linear}"
+    scores = "4·a/h" if attn == "flash" else ("5·a·s/h" if dropout else "2·a·s/h")
+    return f"s·b·h·L·({linear} + {scores})"
+
+
+def activation_bytes_for(model, seq_len, batch=1, *, recompute="none", tensor_parallel=1,
+                         sequence_parallel=True, dropout=None, attention="flash"):
+    """activation_bytes for a named shape (a `hwlib.models` shape or its name), with its MLP width
+    and kind. dropout=None follows the model family: GPT-style shapes (biases, LayerNorm) trained
+    with dropout, Llama-style ones (no biases) without (Touvron et al. 2023). attention defaults to
+    "flash", as training is done today; "standard" gives the paper's s² term."""
+    if isinstance(model, str):
+        from . import models
+        model = models.get(model)
+    drop = bool(model.bias) if dropout is None else dropout
+    return activation_bytes(seq_len, batch, model.d_model, model.n_layers, model.n_heads,
+                            tensor_parallel, recompute, sequence_parallel, dropout=drop,
+                            attention=attention, ffn_hidden=model.d_ff, gated_mlp=bool(model.gated_mlp))
 
 
 def zero_bytes_per_device(n_params, n_devices, stage, optimizer_bytes_per_param=12):

@@ -1,13 +1,20 @@
 """The accelerator spec sheet: memory, bandwidth and dense peak FLOP/s per precision.
 
 The numbers live in ``hwlib/data/specs.yaml``, one ``{value, source, confidence}`` record per
-number, in SI base units (bytes, bytes/s, FLOP/s, W). Tensor-core figures are **dense**: vendors
-often print 2:4-sparse figures, twice the dense rate, and those were halved (chapter 3, the spec
-table; chapter 10, pitfall "peak vs attainable").
+number, in SI base units (bytes, bytes/s, FLOP/s, W). Two conventions hold for every part:
+
+* ``memory_bytes`` is **binary**, the capacity the part has: an "80 GB" H100 has 80 GiB =
+  85,899,345,920 B of HBM (nvidia-smi shows 81,559 MiB of it; the driver keeps the rest). Vendors'
+  "GB" for HBM and GDDR means GiB; bandwidths and FLOP/s stay decimal (1 TB/s = 1e12 B/s).
+* ``interconnect_bandwidth`` is **per direction**: NVLink 4's "900 GB/s" adds both directions,
+  so the sheet stores 450e9 B/s, what a ring all-reduce can use (`hwlib.interconnect`).
+
+Tensor-core figures are **dense**: vendors often print 2:4-sparse figures, twice the dense rate,
+and those were halved (chapter 3, the spec table; chapter 10, pitfall "peak vs attainable").
 
 >>> gpu = get("h100")
->>> gpu.name, gpu.bandwidth
-('H100 SXM', 3350000000000.0)
+>>> gpu.name, gpu.bandwidth, gpu.memory_bytes / 2**30      # 80 GiB of HBM3
+('H100 SXM', 3350000000000.0, 80.0)
 >>> round(gpu.ridge_point("bf16"))   # 989.4e12 FLOP/s / 3.35e12 B/s
 295
 """
@@ -51,14 +58,14 @@ class Accelerator:
     name: str
     vendor: str
     kind: str                        # "gpu" or "tpu"
-    memory_bytes: float              # device memory (HBM/GDDR), bytes
+    memory_bytes: float              # device memory (HBM/GDDR), bytes; binary capacity (80 GiB)
     bandwidth: float                 # device-memory bandwidth, bytes/s
     l2_bytes: float | None = None    # last on-chip cache before device memory, bytes
     compute_units: int | None = None  # SMs (NVIDIA), CUs (AMD), TensorCores (TPU)
     compute_unit_kind: str | None = None
     tdp_watts: float | None = None
     interconnect: str | None = None
-    interconnect_bandwidth: float | None = None  # per device, both directions, bytes/s
+    interconnect_bandwidth: float | None = None  # scale-up link per device, ONE direction, bytes/s
     price_per_hour_usd: float | None = None
     release_year: int | None = None
     aliases: tuple[str, ...] = ()

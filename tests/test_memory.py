@@ -95,6 +95,69 @@ def test_activation_bytes_korthikanti_table2():
     assert memory.activation_bytes(2 * s, b, h, L, a) > 2 * memory.activation_bytes(s, b, h, L, a)
 
 
+def test_activation_variants_from_the_per_tensor_count():
+    """Korthikanti et al. §4.1 counts 34·sbh + 5·as²b per layer; 2 sbh of it (and 3·as²b of the
+    scores) are dropout masks and outputs. The GPT-3 example of the paper: 5as/h = 80 > 34."""
+    s, b, h, L, a = 2048, 1, 12288, 96, 96
+    assert 5 * a * s / h == 80
+    sbhl = s * b * h * L
+    assert memory.activation_bytes(s, b, h, L, a, dropout=False) == pytest.approx(sbhl * (32 + 2 * a * s / h))
+    assert memory.activation_bytes(s, b, h, L, a, dropout=False, attention="flash") == \
+        pytest.approx(sbhl * (32 + 4 * a / h))
+    assert memory.activation_bytes(s, b, h, L, a, attention="flash") == pytest.approx(sbhl * (34 + 4 * a / h))
+    # selective recompute is the linear term whatever the attention kernel; full stores layer inputs only
+    for attention in memory.ATTENTION:
+        assert memory.activation_bytes(s, b, h, L, a, recompute="selective", dropout=False,
+                                       attention=attention) == pytest.approx(32 * sbhl)
+        assert memory.activation_bytes(s, b, h, L, a, recompute="full", attention=attention) == 2 * sbhl
+    # tensor parallelism without sequence parallelism: 8 (+2 masks) replicated, the rest split
+    t = 8
+    assert memory.activation_bytes(s, b, h, L, a, t, sequence_parallel=False, dropout=False) == \
+        pytest.approx(sbhl * (8 + 24 / t + 2 * a * s / (h * t)))
+    # SwiGLU MLP of width f stores 8f/h instead of GELU's 16 (for f = 4h)
+    f = 11008
+    assert memory.activation_bytes(s, b, h, L, a, dropout=False, attention="flash", ffn_hidden=f,
+                                   gated_mlp=True) == pytest.approx(sbhl * (16 + 8 * f / h + 4 * a / h))
+    assert memory.activation_bytes(s, b, h, L, a, ffn_hidden=4 * h) == memory.activation_bytes(s, b, h, L, a)
+
+
+def test_activation_llama_2_7b_at_4k():
+    """Issue figures for Llama 2 7B, s = 4096, micro-batch 1: 104 GB as a GPT-3 layer, about half
+    without dropout, about a sixth without dropout and with FlashAttention (GELU-width MLP)."""
+    args = (4096, 1, 4096, 32, 32)
+    assert memory.activation_bytes(*args) == pytest.approx(104.15e9, rel=1e-3)
+    assert memory.activation_bytes(*args, dropout=False) == pytest.approx(51.54e9, rel=1e-3)
+    assert memory.activation_bytes(*args, dropout=False, attention="flash") == pytest.approx(17.20e9, rel=1e-3)
+    # the named shape: no dropout (no biases), SwiGLU d_ff = 11008, FlashAttention by default
+    llama = memory.activation_bytes_for("llama-2-7b", 4096)
+    assert llama == pytest.approx(4096 * 4096 * 32 * (16 + 8 * 11008 / 4096 + 4 * 32 / 4096))
+    gpt2 = memory.activation_bytes_for("gpt-2-small", 1024, attention="standard")
+    assert gpt2 == pytest.approx(memory.activation_bytes(1024, 1, 768, 12, 12))   # GPT-2 keeps dropout
+
+
+def test_activation_formula_text_matches_the_numbers():
+    assert memory.activation_formula() == "s·b·h·L·(34 + 5·a·s/h)"
+    assert memory.activation_formula(dropout=False) == "s·b·h·L·(32 + 2·a·s/h)"
+    assert memory.activation_formula(dropout=False, attention="flash") == "s·b·h·L·(32 + 4·a/h)"
+    assert memory.activation_formula("selective") == "s·b·h·L·34"
+    assert memory.activation_formula("full", attention="flash") == "2·s·b·h·L"
+
+
+def test_usable_bytes_leaves_headroom_and_context():
+    gib = 2**30
+    h100 = 80 * gib
+    use = memory.usable_bytes(h100)
+    assert use == pytest.approx((h100 - 512 * 2**20) / 1.1)
+    assert use * 1.1 + memory.CUDA_CONTEXT_BYTES == pytest.approx(h100)
+    assert memory.fits(use, h100) and not memory.fits(use * 1.001, h100)
+    assert memory.usable_bytes(h100, headroom=0, context_bytes=0) == h100
+    # 70B in FP8 (70 GB) fits one H100 with room to spare, 16-bit (140 GB) needs two
+    assert memory.devices_needed(70e9, h100) == 1 and memory.devices_needed(140e9, h100) == 2
+    assert memory.devices_needed(0, h100) == 1
+    with pytest.raises(ValueError, match="leaves nothing"):
+        memory.devices_needed(1e9, 1e8)
+
+
 def test_zero_stages():
     psi, n = 7.5e9, 64
     assert memory.zero_bytes_per_device(psi, n, 0) == 16 * psi
@@ -129,6 +192,16 @@ BAD = [
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, tensor_parallel=0), "tensor_parallel"),
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, recompute="some"), "recompute"),
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, sequence_parallel="yes"), "sequence_parallel"),
+    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, dropout="no"), "dropout"),
+    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, attention="fast"), "attention"),
+    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, ffn_hidden=0), "ffn_hidden"),
+    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, gated_mlp=1), "gated_mlp"),
+    (memory.activation_bytes_for, dict(model="llama-2-7b", seq_len=0), "seq_len"),
+    (memory.activation_formula, dict(recompute="most"), "recompute"),
+    (memory.usable_bytes, dict(capacity_bytes=0), "capacity_bytes"),
+    (memory.usable_bytes, dict(capacity_bytes=8e10, headroom=-0.1), "headroom"),
+    (memory.fits, dict(need_bytes=-1, capacity_bytes=8e10), "need_bytes"),
+    (memory.devices_needed, dict(need_bytes=1e9, capacity_bytes=8e10, context_bytes=-1), "context_bytes"),
     (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=8, stage=4), "stage"),
     (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=8, stage=-1), "stage"),
     (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=0, stage=1), "n_devices"),

@@ -20,22 +20,43 @@ def test_required_parts_present():
     assert [a.name for a in specs.all()] == specs.names()
 
 
+GiB = 2**30  # device memory is binary: an "80 GB" H100 has 80 GiB (specs.yaml header)
+
+
 @pytest.mark.parametrize("name, mem, bw, bf16", [
-    ("H100 SXM", 80e9, 3.35e12, 989.4e12),
-    ("A100 80GB SXM", 80e9, 2.039e12, 312e12),
-    ("A100 40GB SXM", 40e9, 1.555e12, 312e12),
-    ("H200", 141e9, 4.8e12, 989.4e12),
-    ("B200", 180e9, 8e12, 2250e12),
-    ("MI300X", 192e9, 5.3e12, 1307.4e12),
-    ("TPU v4", 32 * 2**30, 1.2e12, 275e12),
-    ("TPU v5e", 16e9, 819e9, 197e12),
-    ("TPU v5p", 95e9, 2765e9, 459e12),
+    ("H100 SXM", 80 * GiB, 3.35e12, 989.4e12),
+    ("A100 80GB SXM", 80 * GiB, 2.039e12, 312e12),
+    ("A100 40GB SXM", 40 * GiB, 1.555e12, 312e12),
+    ("H200", 141 * GiB, 4.8e12, 989.4e12),
+    ("B200", 180 * GiB, 8e12, 2250e12),
+    ("MI300X", 192 * GiB, 5.3e12, 1307.4e12),
+    ("TPU v4", 32 * GiB, 1.2e12, 275e12),
+    ("TPU v5e", 16 * GiB, 819e9, 197e12),
+    ("TPU v5p", 95 * GiB, 2765e9, 459e12),
 ])
 def test_key_numbers(name, mem, bw, bf16):
     acc = specs.get(name)
     assert acc.memory_bytes == pytest.approx(mem)
     assert acc.bandwidth == pytest.approx(bw)
     assert acc.peak_flops("bf16") == pytest.approx(bf16)
+
+
+def test_device_memory_is_binary_and_above_what_the_driver_shows():
+    """One convention: memory_bytes is the capacity in GiB the part has (the header of specs.yaml).
+    nvidia-smi shows a little less (the driver keeps some): H100 80GB 81,559 MiB, H200 143,771 MiB."""
+    for acc in specs.all():
+        assert (acc.memory_bytes / GiB).is_integer(), acc.name
+    for name, shown_mib in [("H100 SXM", 81559), ("H200", 143771)]:
+        cap = specs.get(name).memory_bytes
+        assert 0.99 * cap < shown_mib * 2**20 < cap
+
+
+def test_interconnect_is_per_direction():
+    """NVLink 4 is '900 GB/s' both directions added; the sheet stores 450e9 B/s each way."""
+    assert specs.get("H100 SXM").interconnect_bandwidth == 450e9
+    assert specs.get("H200").interconnect_bandwidth == 450e9
+    assert specs.get("B200").interconnect_bandwidth == 900e9
+    assert specs.get("TPU v5e").interconnect_bandwidth == 400e9 / 2
 
 
 def test_dense_not_sparse():

@@ -3,7 +3,9 @@
 Built on ml_dtypes (bfloat16, float8_e4m3fn, float8_e5m2, float4_e2m1fn, int4) and NumPy (float32,
 float16, int8): the casts are the library's round-to-nearest-even, not hand-written bit tricks.
 TF32 is the exception; ml_dtypes has no such type, so it is emulated (see `_round_tf32`).
-Chapter 5 (seed §5.1-5.2; Micikevicius et al. 2018 and 2022; OCP OFP8 and MX specifications).
+Chapter 5 of the book (Micikevicius et al. 2018 and 2022; OCP OFP8 and MX specifications).
+AMD's FP8 variants (MI300: float8_e4m3fnuz, float8_e5m2fnuz; Noune et al. 2022) are accepted as
+`VARIANTS`: no infinity, no negative zero, one NaN, exponent bias one higher than OCP's.
 
 Overflow differs by format, and `quantize(..., saturate=False)` shows it raw: float8_e4m3fn has
 no infinity and turns overflow into NaN, float8_e5m2/fp16/bf16 go to ±inf, float4_e2m1fn clamps
@@ -29,12 +31,15 @@ NAMES = ("fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "in
 ALIASES = {"fp8": "fp8_e4m3", "fp4": "fp4_e2m1", "float32": "fp32", "float16": "fp16",
            "half": "fp16", "bfloat16": "bf16", "e4m3": "fp8_e4m3", "float8_e4m3fn": "fp8_e4m3",
            "e5m2": "fp8_e5m2", "float8_e5m2": "fp8_e5m2", "e2m1": "fp4_e2m1",
-           "float4_e2m1fn": "fp4_e2m1"}
+           "float4_e2m1fn": "fp4_e2m1", "e4m3fnuz": "fp8_e4m3fnuz", "float8_e4m3fnuz": "fp8_e4m3fnuz",
+           "e5m2fnuz": "fp8_e5m2fnuz", "float8_e5m2fnuz": "fp8_e5m2fnuz"}
+VARIANTS = ("fp8_e4m3fnuz", "fp8_e5m2fnuz")   # accepted everywhere, not listed by names() / table()
 _DTYPES = {"fp32": np.float32, "tf32": np.float32, "fp16": np.float16, "bf16": ml_dtypes.bfloat16,
            "fp8_e4m3": ml_dtypes.float8_e4m3fn, "fp8_e5m2": ml_dtypes.float8_e5m2,
-           "fp4_e2m1": ml_dtypes.float4_e2m1fn, "int8": np.int8, "int4": ml_dtypes.int4}
+           "fp4_e2m1": ml_dtypes.float4_e2m1fn, "int8": np.int8, "int4": ml_dtypes.int4,
+           "fp8_e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "fp8_e5m2fnuz": ml_dtypes.float8_e5m2fnuz}
 _STORAGE_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1,
-                  "fp4_e2m1": 0.5, "int8": 1, "int4": 0.5}
+                  "fp4_e2m1": 0.5, "int8": 1, "int4": 0.5, "fp8_e4m3fnuz": 1, "fp8_e5m2fnuz": 1}
 _USE = {
     "fp32": "master weights, optimizer state, accumulation and sensitive reductions",
     "tf32": "tensor-core matmuls on fp32 data (Ampere and later); stored as fp32",
@@ -45,6 +50,8 @@ _USE = {
     "fp4_e2m1": "inference weights with a shared scale per block (Blackwell, MX formats)",
     "int8": "inference weights and activations with a scale",
     "int4": "inference weights with per-group scales",
+    "fp8_e4m3fnuz": "FP8 weights and activations on AMD MI300 (CDNA 3)",
+    "fp8_e5m2fnuz": "FP8 gradients on AMD MI300 (CDNA 3)",
 }
 _NOTES = {
     "tf32": "Not in ml_dtypes: emulated by rounding the fp32 mantissa to 10 bits (nearest-even). "
@@ -55,6 +62,8 @@ _NOTES = {
     "fp4_e2m1": "OCP MX E2M1: 16 codes, ±{0, 0.5, 1, 1.5, 2, 3, 4, 6}; no inf, no NaN.",
     "int8": "two's complement; values are integers, so a scale is always needed.",
     "int4": "two's complement, -8..7; packed two per byte in memory (ml_dtypes uses a byte each).",
+    "fp8_e4m3fnuz": "FNUZ variant (AMD MI300): bias 8, no inf, no -0, NaN = 0x80 only; max 240.",
+    "fp8_e5m2fnuz": "FNUZ variant (AMD MI300): bias 16, no inf, no -0, NaN = 0x80 only; max 57,344.",
 }
 
 
@@ -81,12 +90,13 @@ class FormatInfo:
 
 def canonical(name) -> str:
     """Canonical format name ("FP8" -> "fp8_e4m3"); ValueError listing accepted names."""
-    return _check.choice("format", name, NAMES, aliases=ALIASES)
+    return _check.choice("format", name, NAMES + VARIANTS, aliases=ALIASES)
 
 
-def names() -> list[str]:
-    """The accepted canonical names (aliases: fp8 = fp8_e4m3, fp4 = fp4_e2m1, bfloat16, ...)."""
-    return list(NAMES)
+def names(variants: bool = False) -> list[str]:
+    """The book's canonical names (aliases: fp8 = fp8_e4m3, fp4 = fp4_e2m1, bfloat16, ...);
+    with variants=True also AMD's FNUZ FP8 variants."""
+    return list(NAMES + VARIANTS) if variants else list(NAMES)
 
 
 def _is_int(name: str) -> bool:
@@ -270,7 +280,7 @@ def all_values(name) -> np.ndarray:
 
 
 def table() -> list[dict]:
-    """The formats table of chapter 5 (seed §5.2): bits, layout, range, precision, typical use."""
+    """The formats table of chapter 5: bits, layout, range, precision, typical use (NAMES, no variants)."""
     rows = []
     for n in NAMES:
         f = info(n)

@@ -1,0 +1,131 @@
+"""Which GPU should I rent? Three tasks priced on every accelerator that has a dated price.
+
+Prices (USD per device-hour, provider, date, source) live in ``hwlib/data/prices.yaml``; the hardware
+in ``hwlib/data/specs.yaml``. Each task states its assumptions in ``TASKS``; every number comes from
+the same functions the chapters use:
+
+* ``qlora-7b``: QLoRA fine-tune of Llama 2 7B (``finetune.model_finetune_bytes``, ``finetune_flops``)
+* ``serve-8b``: serve Llama 3 8B in bf16 at 4k context, as large a batch as fits (decode bound)
+* ``train-gpt2``: pre-train GPT-2 small on 10B tokens (6ND, chapter 9 worked example 1)
+
+Memory must fit in ``USABLE`` of the device (the lesson: keep 10-20 % for buffers and
+fragmentation). Chapter 9 "Which GPU should I rent?".
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from . import _check, finetune, flops, memory, models, specs
+
+DATA_PATH = Path(__file__).with_name("data") / "prices.yaml"
+USABLE = 0.9   # fraction of device memory a job may plan to use
+
+TASKS = {
+    "qlora-7b": {"title": "fine-tune Llama 2 7B with QLoRA", "model": "Llama 2 7B", "rank": 64,
+                 "seq_len": 2048, "batch": 1, "tokens": 10e6, "mfu": 0.25,
+                 "note": "r = 64 on every linear layer, 2k-token sequences, gradient checkpointing, 10M "
+                         "training tokens; MFU 0.25 (an assumption: dequantising NF4 costs time)"},
+    "serve-8b": {"title": "serve Llama 3 8B (bf16, 4k context)", "model": "Llama 3 8B", "seq_len": 4096,
+                 "max_batch": 64,
+                 "note": "bf16 weights, every sequence at 4,096 tokens of KV cache, the largest batch up "
+                         "to 64 that fits; decode rate at the roofline bound"},
+    "train-gpt2": {"title": "pre-train GPT-2 small on 10B tokens", "model": "GPT-2 small", "tokens": 10e9,
+                   "mfu": 0.4, "seq_len": 1024, "batch": 16,
+                   "note": "C = 6ND on 10B tokens at MFU 0.4; micro-batch 16 x 1,024 tokens without recompute"},
+}
+
+
+@dataclass(frozen=True)
+class Price:
+    accelerator: str
+    provider: str
+    usd_per_hour: float
+    date: str
+    source: str
+    confidence: str
+
+
+@functools.lru_cache(maxsize=1)
+def prices() -> tuple[Price, ...]:
+    """Every dated price, validated: the accelerator must be in the spec sheet, the price > 0."""
+    raw = yaml.safe_load(DATA_PATH.read_text())
+    rows = []
+    for i, row in enumerate(raw["prices"]):
+        acc = specs.get(row["accelerator"]).name
+        usd = _check.positive(f"prices[{i}].usd_per_hour", row["usd_per_hour"])
+        if row["source"] not in raw["sources"] or row["confidence"] not in ("high", "medium", "low"):
+            raise ValueError(f"prices[{i}] needs a source key of `sources` and a confidence; got {row!r}")
+        rows.append(Price(acc, str(row["provider"]), usd, str(row["date"]), raw["sources"][row["source"]],
+                          row["confidence"]))
+    return tuple(rows)
+
+
+def _acc(accelerator):
+    return specs.get(accelerator) if isinstance(accelerator, str) else accelerator
+
+
+def cheapest(accelerator) -> Price:
+    """The lowest dated price for one accelerator; KeyError if none is listed."""
+    name = _acc(accelerator).name
+    listed = [p for p in prices() if p.accelerator == name]
+    if not listed:
+        raise KeyError(f"no price for {name}; priced: {', '.join(priced())}")
+    return min(listed, key=lambda p: p.usd_per_hour)
+
+
+def priced() -> list[str]:
+    """Accelerators with at least one price, in spec-sheet order."""
+    have = {p.accelerator for p in prices()}
+    return [n for n in specs.names() if n in have]
+
+
+def _peak(acc) -> tuple[str, float]:
+    precision = "bf16" if "bf16" in acc.precisions() else "fp16"
+    return precision, acc.peak_flops(precision)
+
+
+def evaluate(task: str, accelerator, usd_per_hour=None) -> dict:
+    """One task on one accelerator: memory needed, whether it fits, time and cost (or, for serving,
+    the batch, tokens/s and USD per million tokens). SI units; price defaults to the cheapest listed."""
+    key = _check.choice("task", task, TASKS)
+    t, acc = TASKS[key], _acc(accelerator)
+    price = cheapest(acc).usd_per_hour if usd_per_hour is None else _check.positive("usd_per_hour", usd_per_hour)
+    usable = USABLE * acc.memory_bytes
+    precision, peak = _peak(acc)
+    out = {"task": key, "accelerator": acc.name, "usd_per_hour": price, "precision": precision,
+           "usable_bytes": usable}
+    shape = models.get(t["model"])
+    n = shape.n_params()
+    if key == "serve-8b":
+        weights = memory.weights_bytes(n, "bf16")
+        kv = memory.kv_cache_bytes_for(shape, t["seq_len"])
+        batch = int(min(t["max_batch"], (usable - weights) // kv)) if usable > weights else 0
+        out.update(memory_bytes=weights + max(batch, 1) * kv, fits=batch >= 1, batch=batch)
+        if batch >= 1:
+            rate = min(flops.decode_tokens_per_s_bound(weights, acc.bandwidth, batch, kv),
+                       peak / flops.forward_flops(n, 1))
+            out.update(tokens_per_s=rate, usd_per_million_tokens=price / 3600.0 / rate * 1e6)
+        return out
+    if key == "qlora-7b":
+        need = finetune.model_finetune_bytes(shape, "qlora", t["rank"], t["seq_len"], t["batch"])["total"]
+        work = finetune.finetune_flops(n, t["tokens"], "qlora", recompute=True)
+    else:
+        act = memory.activation_bytes(t["seq_len"], t["batch"], shape.d_model, shape.n_layers, shape.n_heads)
+        need = memory.training_state_bytes(n) + act
+        work = flops.training_flops(n, t["tokens"])
+    seconds = flops.training_time_s(work, peak, t["mfu"])
+    out.update(memory_bytes=need, fits=need <= usable, flops=work, seconds=seconds,
+               usd=flops.cost_usd(seconds, price))
+    return out
+
+
+def table(task: str) -> list[dict]:
+    """``evaluate`` for every priced accelerator, cheapest result first (USD, or USD per million
+    tokens for serving); accelerators where the task does not fit come last."""
+    rows = [evaluate(task, name) for name in priced()]
+    cost = "usd_per_million_tokens" if _check.choice("task", task, TASKS) == "serve-8b" else "usd"
+    return sorted(rows, key=lambda r: (not r["fits"], r.get(cost, float("inf"))))

@@ -1,0 +1,77 @@
+"""hwlib.finetune (LoRA/QLoRA) and hwlib.rent against published figures and their own data."""
+import pytest
+import yaml
+
+from hwlib import finetune, memory, models, rent, specs
+
+
+def test_nf4_double_quant_bits():
+    # Dettmers et al. 2023 §3: constants cost 32/64 = 0.5 bits per parameter, 0.127 with double quantization
+    assert finetune.nf4_bits_per_param(double_quant=False) == 4.5
+    assert finetune.nf4_bits_per_param() - 4 == pytest.approx(0.127, abs=5e-4)
+
+
+def test_qlora_paper_65b_figures():
+    # QLoRA abstract: finetuning a 65B model needs >780 GB (16-bit, 12 B/param); QLoRA fits it in 48 GB
+    n = 65.2e9
+    full = finetune.finetune_bytes(n, "full", full_state_bytes=12)["total"]
+    assert full > 780e9
+    lora = 80 * 64 * (4 * (8192 + 8192) + 3 * (8192 + 22016))   # every linear of LLaMA-65B at r = 64
+    assert finetune.finetune_bytes(n, "qlora", lora)["total"] < 48e9
+
+
+def test_qlora_7b_about_10_gb():
+    # the lesson: QLoRA fits a 7B fine-tune in about 10 GB; full fine-tuning needs 16 B/param
+    parts = finetune.model_finetune_bytes("Llama 2 7B", "qlora")
+    assert 5e9 < parts["total"] < 11e9
+    full = finetune.model_finetune_bytes("Llama 2 7B", "full")
+    assert full["weights"] == memory.training_state_bytes(models.get("Llama 2 7B").n_params())
+    assert parts["total"] == pytest.approx(parts["weights"] + parts["adapters"] + parts["activations"])
+
+
+def test_lora_param_count_hu_et_al():
+    # Hu et al. 2021 §4.2: GPT-3 175B with r = 4 on W_q and W_v: checkpoint 350 GB -> 35 MB (~10,000x)
+    gpt3 = models.get("GPT-3 175B")
+    checkpoint = 2 * finetune.lora_params(gpt3, 4, ("q", "v"))     # fp16 adapters
+    assert checkpoint == pytest.approx(35e6, rel=0.1)
+    assert 350e9 / checkpoint == pytest.approx(1e4, rel=0.1)
+
+
+def test_finetune_flops():
+    assert finetune.finetune_flops(7e9, 1e6, "full", recompute=False) == 6 * 7e9 * 1e6
+    assert finetune.finetune_flops(7e9, 1e6, "qlora", recompute=False) == 4 * 7e9 * 1e6
+    assert finetune.finetune_flops(7e9, 1e6, "lora", recompute=True) == 6 * 7e9 * 1e6
+
+
+def test_prices_file_every_row_sourced_and_dated():
+    raw = yaml.safe_load(rent.DATA_PATH.read_text())
+    assert len({p["accelerator"] for p in raw["prices"]}) >= 4
+    for p in raw["prices"]:
+        assert p["source"] in raw["sources"] and str(p["date"]).startswith("20")
+        specs.get(p["accelerator"])
+
+
+def test_rent_tables_follow_the_formulas():
+    for task in rent.TASKS:
+        rows = rent.table(task)
+        assert {r["accelerator"] for r in rows} == set(rent.priced())
+        fits = [r["fits"] for r in rows]
+        assert fits == sorted(fits, reverse=True)
+    h100 = rent.evaluate("train-gpt2", "H100 SXM", usd_per_hour=2.0)
+    n = models.get("GPT-2 small").n_params()
+    assert h100["seconds"] == pytest.approx(6 * n * 10e9 / (0.4 * specs.get("H100 SXM").peak_flops("bf16")))
+    assert h100["usd"] == pytest.approx(h100["seconds"] / 3600 * 2.0)
+    t4 = rent.evaluate("serve-8b", "T4")
+    assert not t4["fits"]      # 16 GB of bf16 weights do not fit a 16 GB card
+    serve = rent.evaluate("serve-8b", "H100 SXM", usd_per_hour=3.6)
+    assert serve["usd_per_million_tokens"] == pytest.approx(1e6 / serve["tokens_per_s"] / 1000)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: finetune.finetune_bytes(7e9, "prefix-tuning"), lambda: finetune.lora_params("llama-2-7b", 8, ("qkv",)),
+    lambda: rent.evaluate("train-gpt5", "H100"), lambda: rent.cheapest("B200"),
+])
+def test_bad_input(call):
+    with pytest.raises((ValueError, KeyError)) as err:
+        call()
+    assert str(err.value)

@@ -8,6 +8,16 @@ differ by 7 % at the giga scale, so every string here is labelled with the one i
 ('14.0 GB', '13.0 GiB')
 >>> format_rate(989.4e12), format_bandwidth(3.35e12), format_flops(3.14e23)
 ('989 TFLOP/s', '3.35 TB/s', '3.14e23 FLOP')
+
+For prose (a number a reader reads in a sentence) use `format_number` / `format_quantity`: three
+significant figures, digits grouped, words for millions to trillions, "× 10ⁿ" beyond, never
+e-notation. For a table column use one unit for every row: `format_in(x, "GB")`, with
+`common_unit(values)` to choose it.
+
+>>> format_number(530055), format_number(3.77e15), format_quantity(2.41e11, "FLOP")
+('530 000', '3.77 × 10¹⁵', '241 billion FLOP')
+>>> format_in(50 * 2**20, "MB"), format_in(52.4e6, "MB")       # one L2, one unit
+('52.4 MB', '52.4 MB')
 """
 from __future__ import annotations
 
@@ -32,6 +42,15 @@ _SI_PREFIXES = [(1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"),
                 (1e-12, "p")]
 _IEC_PREFIXES = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"),
                  (2.0**10, "Ki"), (1.0, "")]
+_WORDS = [(1e12, "trillion"), (1e9, "billion"), (1e6, "million")]
+_SUPERSCRIPT_DIGITS = {"-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶",
+                       "7": "⁷", "8": "⁸", "9": "⁹"}
+_FIXED_UNITS = {"B": 1.0, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15,
+                "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30, "TiB": 2.0**40, "PiB": 2.0**50,
+                "B/s": 1.0, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12,
+                "FLOP/s": 1.0, "GFLOP/s": 1e9, "TFLOP/s": 1e12, "PFLOP/s": 1e15,
+                "ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0,
+                "days": 86400.0, "years": 365.25 * 86400.0}
 _TIME_UNITS = [(YEAR, "years"), (DAY, "days"), (HOUR, "h"), (MINUTE, "min"), (1.0, "s"),
                (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
 
@@ -91,8 +110,74 @@ def format_bandwidth(x, digits: int = 3) -> str:
     return format_si(_scalar("x", x, nonnegative=True), "B/s", digits)
 
 
+def _superscript(n: int) -> str:
+    return "".join([_SUPERSCRIPT_DIGITS[c] for c in str(n)])
+
+
+def round_sig(x, digits: int = 3) -> float:
+    """`x` rounded to `digits` significant figures: 530055 -> 530000.0, 0.012345 -> 0.0123."""
+    x, d = _scalar("x", x), _digits(digits)
+    return float(f"{x:.{d - 1}e}")
+
+
+def format_number(x, digits: int = 3) -> str:
+    """A number for prose, with `digits` significant figures and never in e-notation:
+    below a million, digits grouped by narrow no-break spaces (530055 -> "530 000", 63.2 -> "63.2");
+    then words (3.77e9 -> "3.77 billion", 1.01e14 -> "101 trillion"); from 10¹⁵ on, and below 10⁻⁴,
+    "3.77 × 10¹⁵". Negative values keep their sign."""
+    x, d = _scalar("x", x), _digits(digits)
+    if x == 0:
+        return "0"
+    sign, mag = ("-" if x < 0 else ""), float(f"{abs(x):.{d - 1}e}")
+    if mag >= 1e15 or mag < 1e-4:
+        mantissa, exponent = f"{mag:.{d - 1}e}".split("e")
+        return f"{sign}{mantissa} × 10{_superscript(int(exponent))}"
+    for factor, word in _WORDS:
+        if mag >= factor:
+            return f"{sign}{_sig(mag / factor, d)} {word}"
+    if mag >= 1000:
+        return sign + f"{mag:,.0f}".replace(",", "\u202f")
+    return sign + _sig(mag, d)
+
+
+def format_quantity(x, unit: str, digits: int = 3) -> str:
+    """`format_number(x)` followed by a unit, for prose: 2.41e11, "FLOP" -> "241 billion FLOP";
+    530055, "tokens per second" -> "530 000 tokens per second"."""
+    return f"{format_number(x, digits)} {unit}".rstrip()
+
+
+def format_in(x, unit: str, digits: int = 3) -> str:
+    """`x` (SI base units) expressed in one fixed `unit`, so that every row of a table column uses the
+    same one: 52.4e6, "MB" -> "52.4 MB"; 50 * 2**20, "MiB" -> "50.0 MiB"; 131072, "KiB" -> "128 KiB".
+    Byte units (B, kB, MB, GB, TB, PB; KiB … PiB), B/s, FLOP/s (G, T, P) and time units (ns … years).
+    Values of 10^digits and more are shown whole with grouped digits."""
+    if unit not in _FIXED_UNITS:
+        raise ValueError(f"unit must be one of {', '.join(_FIXED_UNITS)}; got {unit!r}")
+    v, d = _scalar("x", x) / _FIXED_UNITS[unit], _digits(digits)
+    if v == 0:
+        return f"0 {unit}"
+    if abs(v) >= 10 ** d:
+        return f"{v:,.0f}".replace(",", "\u202f") + f" {unit}"
+    return f"{_sig(v, d)} {unit}"
+
+
+def common_unit(values, binary: bool = False) -> str:
+    """The byte unit for a table column of byte counts: the largest prefix the smallest nonzero
+    value still fills once (GB for 1.07e9 and 84.8e9; MB for 4e6 and 52e6). `binary`: KiB … PiB."""
+    nonzero = [abs(_scalar("values", v)) for v in values if v != 0]
+    if not nonzero:
+        return "B"
+    low = min(nonzero)
+    prefixes = _IEC_PREFIXES if binary else [p for p in _SI_PREFIXES if p[0] >= 1 and p[0] <= 1e15]
+    for factor, prefix in prefixes:
+        if low >= factor:
+            return prefix + "B"
+    return "B"
+
+
 def format_flops(x, digits: int = 3) -> str:
-    """A FLOP count (not a rate) in scientific notation: 3.14e23 -> "3.14e23 FLOP".
+    """A FLOP count (not a rate) in scientific notation: 3.14e23 -> "3.14e23 FLOP", for tables and
+    the command line. In prose use `format_quantity(x, "FLOP")` ("314 × 10²¹" style, no e-notation).
     For FLOP/s use `format_rate`; keeping the two apart avoids the FLOPs-vs-FLOP/s mix-up."""
     x, d = _scalar("x", x, nonnegative=True), _digits(digits)
     if x == 0:
@@ -103,21 +188,29 @@ def format_flops(x, digits: int = 3) -> str:
 
 def format_seconds(s, digits: int = 3) -> str:
     """A duration in the largest unit it fills at least once: ns, µs, ms, s, min, h, days, years
-    (Julian, 365.25 days): 44280 -> "12.3 h", 6.05e6 -> "70.0 days"."""
+    (Julian, 365.25 days): 44280 -> "12.3 h", 6.05e6 -> "70.0 days". A thousand years and more
+    read like `format_number`: 1.19e23 s -> "3.77 × 10¹⁵ years", never sixteen digits."""
     s, d = _scalar("s", s, nonnegative=True), _digits(digits)
     if s == 0:
         return "0 s"
     for factor, unit in _TIME_UNITS:
         if float(_sig(s / factor, d)) >= 1:
             break
+    if unit == "years" and float(_sig(s / factor, d)) >= 1000:
+        return f"{format_number(s / factor, d)} years"
     return f"{_sig(s / factor, d)} {unit}"
 
 
 def format_usd(x) -> str:
     """US dollars: cents below $100 ("$36.00"), whole dollars with separators below a million
-    ("$12,345"), then "$4.56 million" / "$1.23 billion"."""
+    ("$12,345"), then "$4.56 million", "$1.23 billion", "$101 trillion", and from 10¹⁵ on
+    "$3.77 × 10¹⁵" (never "$1.01e+05 billion")."""
     x = _scalar("x", x)
     sign, mag = ("-" if x < 0 else ""), abs(x)
+    if float(f"{mag:.2e}") >= 1e15:
+        return f"{sign}${format_number(mag, 3)}"
+    if float(f"{mag:.2e}") >= 1e12:
+        return f"{sign}${_sig(mag / 1e12, 3)} trillion"
     if mag >= 1e9:
         return f"{sign}${mag / 1e9:.3g} billion"
     if mag >= 1e6:

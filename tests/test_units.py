@@ -111,3 +111,44 @@ def test_format_sci_superscript_exponent():
     assert format_sci(6.1035e-5, 2) == "6.1 × 10⁻⁵"
     with pytest.raises(ValueError, match="digits"):
         format_sci(1.0, 0)
+
+
+@pytest.mark.parametrize("x, expected", [
+    (530055, "530\u202f000"), (4946.7, "4\u202f950"), (63.24, "63.2"), (0.35123, "0.351"), (0, "0"),
+    (3.77e9, "3.77 billion"), (1.01e14, "101 trillion"), (2.5e6, "2.50 million"), (-2e6, "-2.00 million"),
+    (999.96e3, "1.00 million"), (3.77e15, "3.77 × 10¹⁵"), (1.2e-5, "1.20 × 10⁻⁵"), (1e23, "1.00 × 10²³"),
+])
+def test_format_number_for_prose_never_uses_e_notation(x, expected):
+    assert units.format_number(x) == expected
+    assert "e+" not in expected and "e-" not in expected
+
+
+def test_format_number_digits_quantity_and_round_sig():
+    assert units.format_number(530055, digits=2) == "530\u202f000"
+    assert units.format_number(0.12345, digits=2) == "0.12"
+    assert units.format_quantity(2.41e11, "FLOP") == "241 billion FLOP"
+    assert units.format_quantity(530055, "tokens per second") == "530\u202f000 tokens per second"
+    assert units.round_sig(530055) == 530000.0 and units.round_sig(0.012345, 2) == 0.012
+    for bad in (math.nan, math.inf, "12", None):
+        with pytest.raises(ValueError, match="x must be"):
+            units.format_number(bad)
+
+
+def test_long_durations_and_big_costs_read_like_numbers():
+    assert units.format_seconds(3.77e15 * units.YEAR) == "3.77 × 10¹⁵ years"    # not 3770000000000000
+    assert units.format_seconds(1.01e5 * units.YEAR) == "101\u202f000 years"
+    assert units.format_seconds(999 * units.YEAR) == "999 years"
+    assert units.format_usd(1.01e23) == "$1.01 × 10²³"                          # not $1.01e+14 billion
+    assert units.format_usd(1.01e14) == "$101 trillion"
+    assert units.format_usd(999.9e9) == "$1.00 trillion"
+
+
+def test_one_unit_per_column():
+    assert units.format_in(50 * 2**20, "MB") == "52.4 MB" and units.format_in(52.4e6, "MB") == "52.4 MB"
+    assert units.format_in(131072, "KiB") == "128 KiB" and units.format_in(131072 * 8192, "GiB") == "1.00 GiB"
+    assert units.format_in(1.2e13, "GB") == "12\u202f000 GB"
+    assert units.format_in(0, "GB") == "0 GB" and units.format_in(2.5e-3, "ms") == "2.50 ms"
+    assert units.common_unit([1.07e9, 84.8e9]) == "GB" and units.common_unit([4e6, 52e6]) == "MB"
+    assert units.common_unit([131072, 4 * 2**30], binary=True) == "KiB" and units.common_unit([0]) == "B"
+    with pytest.raises(ValueError, match="unit must be one of"):
+        units.format_in(1.0, "gigabytes")

@@ -148,7 +148,8 @@ def test_unit_formatters_print_the_same_strings():
     for v in values:
         for name, kwargs in [("format_bytes", {"n": v}), ("format_bytes", {"n": v, "binary": True}),
                              ("format_seconds", {"s": v}), ("format_usd", {"x": v}), ("format_rate", {"x": v}),
-                             ("format_flops", {"x": v}), ("format_si", {"x": -v, "unit": "B"})]:
+                             ("format_flops", {"x": v}), ("format_si", {"x": -v, "unit": "B"}),
+                             ("format_number", {"x": v}), ("format_number", {"x": -v, "digits": 2})]:
             calls.append((f"hwlib.units.{name}", kwargs))
             expected.append(getattr(units, name)(**kwargs))
     got = [o.get("ok", o) for o in run_js(calls)]

@@ -28,7 +28,7 @@ DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
 SHAPE_FIELDS = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff", "max_context",
                 "gated_mlp", "tied_embeddings", "learned_positions", "bias")
 FORMATTERS = [units.format_bytes, units.format_seconds, units.format_usd, units.format_rate, units.format_bandwidth,
-              units.format_flops, units.format_si]
+              units.format_flops, units.format_si, units.format_number]
 
 # Kernels placed on the roofline explorer: (label, hwlib function, keyword arguments; the element
 # size comes from the chosen precision). Shapes follow chapter 6 (a d = 4096 layer for decoding).

@@ -12,7 +12,7 @@ import importlib
 import sys
 
 # Modules that define `register(subparsers)`; each subcommand sets `func(args) -> int`.
-COMMAND_MODULES = ["hwlib.cli_calc", "hwlib.cli_plan", "hwlib.bench.cli", "hwlib.grading.cli"]
+COMMAND_MODULES = ["hwlib.cli_calc", "hwlib.cli_plan", "hwlib.cli_models", "hwlib.bench.cli", "hwlib.grading.cli"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,54 @@
+"""`hwlib moe | finetune | energy | rent`: formulas beside results, JSON equal to the library, exit 2 on bad input."""
+import json
+
+import pytest
+
+from hwlib import attention, cli, energy, finetune, moe, rent
+
+
+def run(capsys, *argv):
+    rc = cli.main(list(argv))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_moe_json_matches_library(capsys):
+    rc, out, _ = run(capsys, "moe", "--model", "deepseek-v3", "--ep", "64", "--link", "50e9", "--json")
+    data = json.loads(out)["outputs"]
+    m = moe.get("DeepSeek-V3")
+    assert rc == 0 and data["total_params"] == m.total_params() and data["active_params"] == m.active_params()
+    step = moe.expert_parallel_step(m, 4096, 64, "H100 SXM", 50e9)
+    assert data["all_to_all_s"] == pytest.approx(step["all_to_all_s"]) and data["bound"] == "all-to-all"
+    assert data["kv_bytes_per_sequence"] == attention.kv_cache_bytes_for(m, 4096)
+
+
+def test_text_output_shows_formulas(capsys):
+    rc, out, _ = run(capsys, "finetune", "--model", "llama-2-7b", "--tokens", "10M")
+    assert rc == 0 and "4.127 bit" in out and "r·(d_in + d_out)" in out
+    rc, out, _ = run(capsys, "energy", "--model", "llama-3-8b", "--batch", "16")
+    assert rc == 0 and "E = P / r" in out
+    rc, out, _ = run(capsys, "rent", "--task", "serve-8b")
+    assert rc == 0 and "does not fit" in out and "per million tokens" in out
+
+
+def test_finetune_and_energy_json(capsys):
+    _, out, _ = run(capsys, "finetune", "--method", "qlora", "--json")
+    assert json.loads(out)["outputs"]["total_bytes"] == finetune.model_finetune_bytes("Llama 2 7B")["total"]
+    _, out, _ = run(capsys, "rent", "--task", "train-gpt2", "--json")
+    assert [r["accelerator"] for r in json.loads(out)["rows"]] == [r["accelerator"] for r in rent.table("train-gpt2")]
+    _, out, _ = run(capsys, "energy", "--power", "350", "--json")
+    assert json.loads(out)["inputs"]["power_w"] == 350
+    assert json.loads(out)["outputs"]["joules_per_token"] == pytest.approx(
+        energy.joules_per_token(350, json.loads(out)["outputs"]["tokens_per_s"]))
+
+
+@pytest.mark.parametrize("argv", [["moe", "--model", "gpt-9"], ["finetune", "--method", "adapters"],
+                                  ["energy", "--gpu", "h900"], ["rent", "--task", "nope"]])
+def test_bad_input_exit_2(capsys, argv):
+    rc = None
+    try:
+        rc = cli.main(argv)
+    except SystemExit as exc:
+        rc = exc.code
+    assert rc == 2
+    assert "error" in capsys.readouterr().err

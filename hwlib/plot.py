@@ -296,3 +296,36 @@ def measured_roofline(records, spec=None, precision: str | None = None, ax=None,
     ax.set_title("Empirical roofline - " + "; ".join(dict.fromkeys(_label(r) for r in records)), fontsize="medium")
     ax.legend(fontsize="small")
     return fig, ax
+
+
+def energy_per_operation(rows=None, ax=None):
+    """Energy of one 32-bit operation vs moving one 32-bit word from each memory tier (log scale),
+    from ``hwlib.energy.table()`` (Horowitz ISSCC 2014, 45 nm; HBM2/GDDR5 from O'Connor et al. 2017).
+    Bars: compute in blue, on-chip reads in green, on-package in orange, off-package in vermillion;
+    each bar is labelled with its value in pJ. Returns (fig, ax)."""
+    from hwlib import energy
+    rows = [r for r in (rows if rows is not None else energy.table())
+            if r["kind"] == "memory" or r["bits"] == 32]
+    if not rows:
+        raise ValueError("rows must hold at least one entry of hwlib.energy.table()")
+    fig, ax = plt.subplots(figsize=(7.0, 0.42 * len(rows) + 1.2), layout="constrained") if ax is None \
+        else (ax.figure, ax)
+    tier_colour = {"": OKABE_ITO["blue"], "on-chip": OKABE_ITO["bluish_green"],
+                   "on-package": OKABE_ITO["orange"], "off-package": OKABE_ITO["vermillion"]}
+    labels = [r["label"] + ("" if r["kind"] == "compute" else " (32 bits)") for r in rows]
+    values = np.array([r["joules_per_32bit"] for r in rows]) * 1e12
+    y = np.arange(len(rows))[::-1]
+    ax.barh(y, values, color=[tier_colour[r["tier"]] for r in rows], edgecolor="black", linewidth=0.5)
+    for yi, v in zip(y, values):
+        ax.text(v * 1.15, yi, (f"{v:.3g}" if v < 1000 else f"{v:,.0f}") + " pJ", va="center", fontsize="small")
+    ax.set_yticks(y, labels, fontsize="small")
+    ax.set_xscale("log")
+    ax.set_xlim(values.min() / 2, values.max() * 8)
+    ax.set_xlabel("picojoules (log scale)")
+    ax.set_title("Energy of a 32-bit operation vs moving a 32-bit word", fontsize="medium")
+    from matplotlib.patches import Patch
+    names = {"": "arithmetic", "on-chip": "on-chip SRAM", "on-package": "HBM (on package)",
+             "off-package": "off-package DRAM"}
+    ax.legend(handles=[Patch(color=c, label=names[t]) for t, c in tier_colour.items()
+                       if any(r["tier"] == t for r in rows)], fontsize="small", loc="upper right")
+    return fig, ax

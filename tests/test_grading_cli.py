@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from hwlib import cli
-from hwlib.grading import sandbox
+from hwlib.grading import identity, sandbox
 
 SUBS = Path(__file__).parent / "fixtures" / "grading" / "submissions"
 
@@ -28,14 +28,16 @@ def test_empty_folder_is_refused(tmp_path, capsys):
     assert "no submissions found" in capsys.readouterr().err
 
 
-def test_missing_bwrap_is_said_plainly_in_one_line(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(sandbox, "bwrap_available", lambda: None)
+def test_without_a_working_bwrap_nothing_is_graded_unless_no_sandbox_is_given(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
     shutil.copy(SUBS / "not_json.ipynb", tmp_path / "a.ipynb")
-    assert cli.main(["grade", "ex01", str(tmp_path / "a.ipynb"), "--out", str(tmp_path / "out")]) == 0
+    out = tmp_path / "out"
+    assert cli.main(["grade", "ex01", str(tmp_path / "a.ipynb"), "--out", str(out)]) == 3
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "UNSANDBOXED" in err
-    assert cli.main(["grade", "ex01", str(tmp_path / "a.ipynb"), "--require-sandbox"]) == 2
-    assert "bwrap is missing" in capsys.readouterr().err
+    assert err.count("\n") == 1 and "the sandbox does not work here: bwrap (bubblewrap) is not installed" in err
+    assert "--no-sandbox" in err and not out.exists()
+    assert cli.main(["grade", "ex01", str(tmp_path / "a.ipynb"), "--out", str(out), "--no-sandbox"]) == 0
+    assert "UNSANDBOXED" in capsys.readouterr().err
 
 
 def test_grades_a_folder_and_reports_each_submission(tmp_path, capsys):
@@ -45,7 +47,8 @@ def test_grades_a_folder_and_reports_each_submission(tmp_path, capsys):
     folder = Path(__file__).resolve().parents[1] / "exercises" / "ex01_memory_budget"
     assert cli.main(["grade", str(folder), str(tmp_path), "--out", str(out), "--jobs", "2"]) == 0
     text = capsys.readouterr().out
-    assert "correct: 9/9  graded" in text and "empty: 0/9  empty" in text and "grades.csv" in text
-    res = json.loads((out / "correct" / "results.json").read_text())
+    correct, empty = (identity.folder_name(n) for n in ("correct.ipynb", "empty.ipynb"))
+    assert f"{correct}: 9/9  graded" in text and f"{empty}: 0/9  empty" in text and "grades.csv" in text
+    res = json.loads((out / "submissions" / correct / "results.json").read_text())
     assert res["score"] == 9 and res["extra_data"]["timings_s"]["kernel_start"] > 0
-    assert (out / "correct" / "feedback.txt").read_text().startswith("ex01_memory_budget")
+    assert (out / "submissions" / correct / "feedback.txt").read_text().startswith("ex01_memory_budget")

@@ -27,9 +27,9 @@ def test_solution_scores_full_marks_and_blank_scores_zero(ex_id, tmp_path):
     ex = spec.load_exercise(ex_id)
     folder = ROOT / "exercises" / ex_id
     files = [folder / "solution.ipynb", folder / f"{ex_id}.ipynb"]
-    rows = {stem: res for stem, _, res in grader.grade_batch(
+    rows = {res["extra_data"]["file"]: res for _, _, res in grader.grade_batch(
         ex, files, tmp_path, grader.configure(ex), jobs=2, progress=lambda *_: None)}
-    solution, blank = rows["solution"], rows[ex_id]
+    solution, blank = rows["solution.ipynb"], rows[f"{ex_id}.ipynb"]
     wrong = [t for t in solution["tests"] if t["status"] != "passed"]
     assert solution["score"] == ex.max_score > 0, (solution["output"], wrong)
     assert solution["extra_data"]["status"] == "graded", solution["output"]

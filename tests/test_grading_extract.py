@@ -57,34 +57,83 @@ def run_cell(source, user_ns):
     exec(compile(source, "<cell>", "exec"), user_ns)
 
 
+def kernel(ns, nonce="n1"):
+    """A namespace prepared the way the grader prepares a kernel (the setup cell first). One test
+    process plays many kernels, so the stash is marked as used afterwards (a real kernel has one)."""
+    for c in object.__subclasses__():
+        if c.__name__ == extract.stash_name(nonce):
+            c.__name__ = "used"
+    run_cell(extract.setup_cell(nonce), ns)
+    return ns
+
+
+KEY = b"k" * 32
+
+
 def test_values_and_call_cells_round_trip(tmp_path):
-    ns = {"a": np.float64(2.6e9), "f": lambda x, y=1: x * y, "s": "1 GiB"}
+    ns = kernel({"a": np.float64(2.6e9), "f": lambda x, y=1: x * y, "s": "1 GiB", "ld": np.longdouble(3)})
     p1, p2 = str(tmp_path / "v"), str(tmp_path / "c")
-    run_cell(extract.values_cell(["a", "s", "zz"], p1, "n1"), ns)
-    run_cell(extract.call_cell("call:k", "f", [3], {"y": 2}, p2, "n1"), ns)
-    assert extract.read_answers(p1, "n1", ["a", "s", "zz"]) == {
+    run_cell(extract.values_cell(["a", "s", "zz", "ld"], p1, "n1", KEY), ns)
+    run_cell(extract.call_cell("call:k", "f", [3], {"y": 2}, p2, "n1", KEY), ns)
+    assert extract.read_record(p1, "n1", KEY, ["a", "s", "zz", "ld"])[0] == {
         "a": {"status": "ok", "value": 2.6e9}, "s": {"status": "ok", "value": "1 GiB"},
-        "zz": {"status": "missing"}}
-    assert extract.read_answers(p2, "n1", ["call:k"]) == {"call:k": {"status": "ok", "value": 6}}
-    assert not any(k.startswith("_hwlib") for k in ns)  # the helpers clean up after themselves
+        "zz": {"status": "missing"}, "ld": {"status": "ok", "value": 3.0}}
+    assert extract.read_record(p2, "n1", KEY, ["call:k"])[0] == {"call:k": {"status": "ok", "value": 6}}
+    assert not any(k.startswith("_hwlib") for k in ns)  # nothing of the grader's left in the namespace
 
 
 def test_call_cell_reports_missing_and_uncallable(tmp_path):
-    p = str(tmp_path / "c")
-    run_cell(extract.call_cell("k", "f", [], {}, p, "n"), {"f": 3.0})
-    assert extract.read_answers(p, "n", ["k"])["k"] == {"status": "not_callable", "type": "float"}
+    p, q = str(tmp_path / "c"), str(tmp_path / "d")
+    ns = kernel({"f": 3.0})
+    run_cell(extract.call_cell("k", "f", [], {}, p, "n1", KEY), ns)
+    assert extract.read_record(p, "n1", KEY, ["k"])[0]["k"] == {"status": "not_callable", "type": "float"}
+    run_cell(extract.call_cell("k", "never_defined", [], {}, q, "n1", KEY), ns)
+    assert extract.read_record(q, "n1", KEY, ["k"])[0]["k"] == {"status": "missing"}
 
 
-def test_extraction_ignores_a_patched_json_module(tmp_path):
+def test_extraction_ignores_patched_builtins_and_modules(tmp_path):
+    """What a notebook replaces after the setup cell does not reach the extraction code."""
+    import builtins
     import json
-    saved = json.dumps
+    ns = kernel({"a": 1.0})
+    p = str(tmp_path / "v")
+    saved = {k: getattr(builtins, k) for k in ("open", "repr", "isinstance", "type")}
+    saved_dumps = json.dumps
     json.dumps = lambda *a, **k: '{"forged": true}'
+    builtins.open = lambda *a, **k: (_ for _ in ()).throw(RuntimeError("forged open"))
+    builtins.repr = lambda x: "{'nonce': 'n1', 'answers': {'a': {'status': 'ok', 'value': 2.6e9}}}"
+    builtins.isinstance = lambda *a: True
     try:
-        p = str(tmp_path / "v")
-        run_cell(extract.values_cell(["a"], p, "n"), {"a": 1.0})
+        run_cell(extract.values_cell(["a"], p, "n1", KEY), ns)
+        restored_repr = builtins.repr
     finally:
-        json.dumps = saved
-    assert extract.read_answers(p, "n", ["a"]) == {"a": {"status": "ok", "value": 1.0}}
+        json.dumps = saved_dumps
+        for k, v in saved.items():
+            setattr(builtins, k, v)
+    answers, restored = extract.read_record(p, "n1", KEY, ["a"])
+    assert answers == {"a": {"status": "ok", "value": 1.0}}
+    assert {"builtins.open", "builtins.repr", "builtins.isinstance", "sys.modules['json']"} - set(restored) \
+        == {"sys.modules['json']"}        # json was patched in place (same module object): harmless
+    assert restored_repr is saved["repr"]  # put back for whatever runs next
+
+
+def test_records_need_this_cells_key_and_this_runs_nonce(tmp_path):
+    ns = kernel({"a": 1.0})
+    p = str(tmp_path / "v")
+    run_cell(extract.values_cell(["a"], p, "n1", KEY), ns)
+    assert extract.read_record(p, "n1", KEY, ["a"]) is not None
+    assert extract.read_record(p, "n1", b"x" * 32, ["a"]) is None       # another cell's key
+    assert extract.read_record(p, "other", KEY, ["a"]) is None          # another run
+    with pytest.raises(FileExistsError):                                  # never written twice
+        run_cell(extract.values_cell(["a"], p, "n1", KEY), ns)
+
+
+def _signed(tmp_path, text, key=KEY):
+    import hashlib
+    import hmac
+    p = tmp_path / "v"
+    p.write_bytes(hmac.new(key, text.encode(), hashlib.sha256).hexdigest().encode() + b"\n" + text.encode())
+    return str(p)
 
 
 @pytest.mark.parametrize("content", [
@@ -96,24 +145,24 @@ def test_extraction_ignores_a_patched_json_module(tmp_path):
     "[" * 500 + "]" * 500,
 ])
 def test_malformed_or_foreign_answer_files_give_nothing(tmp_path, content):
-    p = tmp_path / "v"
-    p.write_text(content)
-    assert extract.read_answers(str(p), "n", ["a"]) == {}
+    assert extract.read_record(_signed(tmp_path, content), "n", KEY, ["a"]) is None
+    unsigned = tmp_path / "u"
+    unsigned.write_text("{'nonce': 'n', 'answers': {'a': {'status': 'ok', 'value': 1}}, 'restored': []}")
+    assert extract.read_record(str(unsigned), "n", KEY, ["a"]) is None
 
 
 def test_bad_entries_are_dropped_but_good_ones_kept(tmp_path):
-    p = tmp_path / "v"
-    p.write_text("{'nonce': 'n', 'answers': {'a': {'status': 'ok', 'value': 1}, "
-                 "'b': {'status': 'hacked'}, 'c': {'status': 'ok', 'value': 1, 'score': 100}, 'd': 5}}")
-    assert extract.read_answers(str(p), "n", ["a", "b", "c", "d"]) == {"a": {"status": "ok", "value": 1}}
+    p = _signed(tmp_path, "{'nonce': 'n', 'answers': {'a': {'status': 'ok', 'value': 1}, "
+                "'b': {'status': 'hacked'}, 'c': {'status': 'ok', 'value': 1, 'score': 100}, 'd': 5}, 'restored': []}")
+    assert extract.read_record(p, "n", KEY, ["a", "b", "c", "d"])[0] == {"a": {"status": "ok", "value": 1}}
 
 
 def test_symlinks_and_oversized_files_are_not_read(tmp_path):
-    target = tmp_path / "t"
-    target.write_text("{'nonce': 'n', 'answers': {'a': {'status': 'ok', 'value': 1}}}")
+    target = _signed(tmp_path, "{'nonce': 'n', 'answers': {'a': {'status': 'ok', 'value': 1}}, 'restored': []}")
+    assert extract.read_record(target, "n", KEY, ["a"]) is not None
     os.symlink(target, tmp_path / "link")
-    assert extract.read_answers(str(tmp_path / "link"), "n", ["a"]) == {}
+    assert extract.read_record(str(tmp_path / "link"), "n", KEY, ["a"]) is None
     big = tmp_path / "big"
     big.write_text("{'nonce': 'n', 'answers': {}}" + " " * extract.MAX_FILE_BYTES)
-    assert extract.read_answers(str(big), "n", ["a"]) == {}
-    assert extract.read_answers(str(tmp_path / "missing"), "n", ["a"]) == {}
+    assert extract.read_record(str(big), "n", KEY, ["a"]) is None
+    assert extract.read_record(str(tmp_path / "missing"), "n", KEY, ["a"]) is None

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from hwlib.grading import sandbox
+from hwlib.grading import identity, sandbox
 
 FIX = Path(__file__).parent / "fixtures" / "grading"
 SUBS = FIX / "submissions"
@@ -36,8 +36,13 @@ def batch(tmp_path_factory):
     return out, proc
 
 
+def folder(out, name):
+    """OUT/submissions/<folder> of the submission file `name` ('correct' means correct.ipynb)."""
+    return Path(out) / "submissions" / identity.folder_name(name if "." in name else name + ".ipynb")
+
+
 def result(batch, stem):
-    return json.loads((batch[0] / stem / "results.json").read_text())
+    return json.loads((folder(batch[0], stem) / "results.json").read_text())
 
 
 def scores(res):
@@ -45,18 +50,20 @@ def scores(res):
 
 
 def outputs(batch, stem) -> str:
-    nb = nbformat.read(batch[0] / stem / "executed.ipynb", 4)
+    nb = nbformat.read(folder(batch[0], stem) / "executed.ipynb", 4)
     return "".join(str(o.get("text", "")) + str(o.get("evalue", "")) for c in nb.cells
                    if c.cell_type == "code" for o in c.outputs)
 
 
 def test_every_submission_gets_a_result_and_a_csv_row(batch):
     out, proc = batch
-    stems = sorted(p.stem for p in SUBS.iterdir())
-    assert all((out / s / "results.json").is_file() and (out / s / "feedback.txt").is_file() for s in stems)
+    names = sorted(p.name for p in SUBS.iterdir())
+    assert all((folder(out, n) / "results.json").is_file() and (folder(out, n) / "feedback.txt").is_file()
+               for n in names)
     rows = list(csv.DictReader(open(out / "grades.csv")))
-    assert sorted(r["submission"] for r in rows) == stems
-    assert list(rows[0])[:5] == ["submission", "file", "status", "score", "max_score"]
+    assert sorted(r["file"] for r in rows) == names
+    assert sorted(r["submission"] for r in rows) == sorted(identity.folder_name(n) for n in names)
+    assert list(rows[0])[:6] == ["submission", "learner", "file", "status", "score", "max_score"]
     assert {"kv_cache_canary", "kv_cache_other_model", "weights_bf16"} <= set(rows[0])
     assert all(r["max_score"] == "11" for r in rows)
     assert ("sandbox: bwrap" if BWRAP else "sandbox: none") in proc.stdout
@@ -101,7 +108,7 @@ def test_endless_loops_are_cut_and_later_cells_still_count(batch):
 @pytest.mark.parametrize("stem, score", [("os_exit", 4), ("segfault", 2)])
 def test_kernel_deaths_cost_only_the_guilty_cell(batch, stem, score):
     res = result(batch, stem)
-    assert res["score"] == score and res["extra_data"]["status"] == "kernel crashed"
+    assert res["score"] == score and res["extra_data"]["status"] == "kernel_crashed"
     assert "crashed the kernel" in res["output"]
 
 
@@ -115,7 +122,7 @@ def test_memory_and_file_size_limits(batch):
 def test_output_flood_is_truncated(batch):
     res = result(batch, "output_flood")
     assert res["score"] == 2 and "truncated" in res["output"]
-    assert (batch[0] / "output_flood" / "executed.ipynb").stat().st_size < 4 * 2**20
+    assert (folder(batch[0], "output_flood") / "executed.ipynb").stat().st_size < 4 * 2**20
 
 
 def test_tampering_inside_the_kernel_changes_nothing(batch):
@@ -131,16 +138,20 @@ def test_tampering_inside_the_kernel_changes_nothing(batch):
     assert broken["score"] == 1 and scores(broken)["weights_bf16"] == 1
 
 
-def test_spy_hooks_see_no_expected_values(batch):
+def test_spy_hooks_see_no_expected_values_and_no_extraction_cell(batch):
     spied = outputs(batch, "spy_hook")
-    assert "SPY" in spied and "answer extraction" in spied          # the hook did see the cells
-    for secret in ("4620", "1610612736", "1073741824", "CANARY", "after_published"):
+    assert "SPY" in spied and "restore the kernel" in spied          # the hook ran until restored,
+    assert "answer extraction" not in spied and "function answer" not in spied   # then saw nothing
+    for secret in ("4620", "1610612736", "1073741824", "CANARY", "after_published", "8192"):
         assert secret not in spied
+    res = result(batch, "spy_hook")
+    assert "IPython event post_run_cell" in res["extra_data"]["tampering_undone"]
+    assert res["score"] == 1                                        # its forged weights_int4 failed
 
 
 def test_broken_files(batch):
-    for stem, status in [("not_json", "not a notebook"), ("json_not_notebook", "not a notebook"),
-                         ("essay", "not a notebook"), ("empty", "empty"), ("wrong_exercise", "wrong exercise")]:
+    for stem, status in [("not_json", "not_a_notebook"), ("json_not_notebook", "not_a_notebook"),
+                         ("essay.pdf", "not_a_notebook"), ("empty", "empty"), ("wrong_exercise", "wrong_exercise")]:
         res = result(batch, stem)
         assert res["score"] == 0 and res["extra_data"]["status"] == status and res["output"]
         assert all(t["score"] == 0 for t in res["tests"])
@@ -161,7 +172,7 @@ def test_without_a_sandbox_the_same_snoop_finds_the_hidden_checks(tmp_path):
     """Control for the test above: the snoop works, so its silence under bwrap means something."""
     proc = grade(tmp_path, SUBS / "snoop.ipynb", extra=["--no-sandbox", "--timeout-cell", "4"])
     assert proc.returncode == 0 and "UNSANDBOXED" in proc.stderr
-    seen = "".join(str(o.get("text", "")) for c in nbformat.read(tmp_path / "snoop" / "executed.ipynb", 4).cells
+    seen = "".join(str(o.get("text", "")) for c in nbformat.read(folder(tmp_path, "snoop") / "executed.ipynb", 4).cells
                    if c.cell_type == "code" for o in c.outputs)
     assert "CANARY-hidden-7f3a9c in" in seen
     assert "HWLIB_TEST_SECRET in os.environ" not in seen     # the kernel's own env is scrubbed,
@@ -181,9 +192,9 @@ def test_grader_errors_still_write_results(tmp_path, monkeypatch):
     shutil.copy(SUBS / "correct.ipynb", tmp_path / "a.ipynb")
     rows = grader.grade_batch(ex, [tmp_path / "a.ipynb", tmp_path / "missing.ipynb"], tmp_path / "out",
                               grader.configure(ex), jobs=2, progress=lambda *_: None)
-    got = {stem: res["extra_data"]["status"] for stem, _, res in rows}
-    assert got == {"a": "grader error", "missing": "not a notebook"}
-    assert "injected failure" in json.loads((tmp_path / "out" / "a" / "results.json").read_text())["output"]
+    got = {res["extra_data"]["file"]: res["extra_data"]["status"] for _, _, res in rows}
+    assert got == {"a.ipynb": "grader_error", "missing.ipynb": "not_a_file"}
+    assert "injected failure" in json.loads((folder(tmp_path / "out", "a") / "results.json").read_text())["output"]
 
 
 def test_a_hung_grader_worker_is_killed_and_its_submission_still_gets_a_result(tmp_path, monkeypatch):
@@ -198,4 +209,4 @@ def test_a_hung_grader_worker_is_killed_and_its_submission_still_gets_a_result(t
                               progress=lambda *_: None, hard_limit=2)
     assert time.monotonic() - t0 < 30
     (stem, _, res), = rows
-    assert res["extra_data"]["status"] == "grader error" and "was stopped" in res["output"]
+    assert res["extra_data"]["status"] == "grader_error" and "was stopped" in res["output"]

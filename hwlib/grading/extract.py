@@ -1,21 +1,38 @@
 """Get answers out of a learner's kernel as plain data, and nothing else.
 
-The grader appends cells to the submission that turn each named answer into plain Python data
-(None, bool, int, float, str, or lists of them) and write its `repr` to a file whose name holds a fresh
-random nonce. Functions-as-answers are called inside the kernel on the check's arguments; only their
-results leave. The grader reads the file back with `ast.literal_eval` (which never runs code), checks
-every type again, and compares in its own process: a submission that redefines `__eq__`,
-`numpy.isclose`, `json` or hwlib.grading cannot change how its answers are judged.
+Three kinds of injected cell (the grader sends them; none holds an expected value):
 
-The injected code avoids `json` and hwlib altogether, and converts with the base-class methods
-(`int.__int__`, `float.__float__`, `str.__str__`), so subclasses with odd `__repr__`s come out as
-plain values. The nonce is not a secret (a `pre_run_cell` hook can see the injected source); it only
-tells this run's file from anything else. No expected value is ever sent into the kernel.
+1. `setup_cell`, run BEFORE the learner's first cell: keeps pristine references (the builtins, the
+   modules, `os.open`/`os.write`, `_hashlib.hmac_digest`, `compile`/`exec`, the IPython shell's hooks
+   and methods) in a class that later cells find through `object.__subclasses__()`, a path that
+   needs no name the learner can rebind.
+2. `restore_cell`, run AFTER the learner's last cell and before any hidden name or argument is sent:
+   removes hooks, tracers and patched kernel methods and puts back replaced builtins and modules,
+   so an IPython hook cannot read the extraction cells that follow (what it undid is reported).
+3. `values_cell` / `call_cell`: turn one named answer into plain Python data (None, bool, int,
+   float, str, or lists of them); a function answer is called on the check's arguments inside the
+   kernel and only its result leaves. The code runs with the pristine builtins, so a notebook that
+   replaced `open`, `repr`, `isinstance` or `json` changes nothing; the record is written with
+   `os.open(O_EXCL)` and authenticated with HMAC-SHA256 under a key made for that one cell and
+   sent only in it, after the learner's cells have finished.
+
+The grader reads a record back with `ast.literal_eval` (never runs code), accepts it only when the
+tag verifies with that cell's key, the nonce is this run's and the cell itself finished without an
+error, checks every type again, and compares in its own process.
+
+Limits (see README, "What it does not protect against"): code in the kernel that deliberately
+searches the interpreter for the grader's snapshot, an audit hook (`sys.addaudithook` cannot be
+removed) or a thread left running can still alter what its own kernel reports. What it gains is at
+most the value it already knows: expected values never enter the kernel, and one cell's key cannot
+authenticate another check's record.
 """
 from __future__ import annotations
 
 import ast
+import hmac
+import hashlib
 import os
+import secrets
 import stat
 
 MAX_FILE_BYTES = 1 << 20
@@ -23,7 +40,7 @@ MAX_ITEMS = 10_000
 MAX_STR = 2_000
 STATUSES = ("ok", "missing", "unsupported", "error", "not_callable")
 
-# Runs inside the learner's kernel (injected cells and hwlib.grading.check). Plain Python only.
+# Runs inside the learner's kernel (extraction cells and hwlib.grading.check). Plain Python only.
 PLAIN_SRC = '''
 class _Unsupported(Exception):
     pass
@@ -31,6 +48,8 @@ class _Unsupported(Exception):
 def _plain(v, depth=0):
     if v is None or v is True or v is False:
         return v
+    if depth > 6:
+        raise _Unsupported("nested too deeply")
     if isinstance(v, int):
         try:
             return int.__int__(v) if -2**63 < v < 2**63 else float(int.__int__(v))
@@ -46,7 +65,13 @@ def _plain(v, depth=0):
         return s
     if type(v).__module__ == "numpy" and hasattr(v, "item") and hasattr(v, "ndim"):
         if v.ndim == 0:
-            return _plain(v.item(), depth)
+            item = v.item()
+            if type(item) is type(v):          # np.longdouble, np.clongdouble: .item() is itself
+                try:
+                    item = float(v)
+                except Exception:
+                    raise _Unsupported(type(v).__name__) from None
+            return _plain(item, depth + 1)
         if v.ndim == 1 and depth < 3:
             v = v.tolist()
     if type(v).__name__ == "ellipsis":
@@ -54,17 +79,203 @@ def _plain(v, depth=0):
     if isinstance(v, (list, tuple)) and depth < 3:
         if len(v) > %(max_items)d:
             raise _Unsupported("list longer than %(max_items)d items")
-        return [_plain(x, depth + 1) for x in v]
+        return [_plain(x, depth + 1) for x in list(v)]
     raise _Unsupported(type(v).__name__)
+
+def _text(x, n):
+    try:
+        s = str(x)
+        return str.__str__(s)[:n] if isinstance(s, str) else "?"
+    except BaseException:
+        return "?"
 
 def _entry(get):
     try:
         return {"status": "ok", "value": _plain(get())}
     except _Unsupported as exc:
-        return {"status": "unsupported", "type": str(exc.args[0])[:80]}
+        return {"status": "unsupported", "type": _text(exc.args[0], 80)}
     except BaseException as exc:
-        return {"status": "error", "error": (type(exc).__name__ + ": " + str(exc))[:300]}
+        return {"status": "error", "error": (_text(type(exc).__name__, 80) + ": " + _text(exc, 200))[:300]}
 ''' % {"max_str": MAX_STR, "max_items": MAX_ITEMS}
+
+# The snapshot, taken before any learner code runs. NS: the notebook's namespace; NAME: the class.
+_SETUP_SRC = r'''
+import builtins, sys, os, threading, _hashlib
+try:
+    ip = get_ipython()
+except NameError:
+    ip = None
+def _classes(obj):
+    return [(c, dict(c.__dict__)) for c in type(obj).__mro__ if c is not object]
+S = {"builtins_mod": builtins, "builtins": dict(builtins.__dict__), "modules": dict(sys.modules),
+     "sys": sys, "threading": threading, "user_ns": NS, "ip": ip,
+     "os_open": os.open, "os_write": os.write, "os_close": os.close,
+     "flags": os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+     "hmac": _hashlib.hmac_digest, "compile": compile, "exec": exec,
+     "hooks": (sys.displayhook, sys.excepthook, sys.breakpointhook), "classes": [], "lists": {},
+     "events": {}, "inst": {}, "events_obj": None}
+if ip is not None:
+    S["classes"] = _classes(ip) + (_classes(ip.kernel) if getattr(ip, "kernel", None) else [])
+    S["events_obj"] = ip.events
+    S["events"] = {k: list(v) for k, v in ip.events.callbacks.items()}
+    for name in ("input_transformers_cleanup", "input_transformers_post", "ast_transformers"):
+        if isinstance(getattr(ip, name, None), list):
+            S["lists"][name] = list(getattr(ip, name))
+    S["inst"] = {id(ip): (ip, set(vars(ip))), id(getattr(ip, "kernel", ip)): (getattr(ip, "kernel", ip), set(vars(getattr(ip, "kernel", ip))))}
+sys.modules[NAME] = type(NAME, (), {"S": S})   # a strong reference, added after the snapshot
+'''
+
+# Runs with the pristine builtins; returns the list of what had been changed (tamper evidence).
+_RESTORE_SRC = r'''
+def _same(a, b):
+    return type(a) is list and len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+def _restore():
+    done = []
+    sys, th = S["sys"], S["threading"]
+    try:
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            done.append("a trace or profile function")
+        sys.settrace(None); sys.setprofile(None); th.settrace(None); th.setprofile(None)
+    except BaseException:
+        done.append("tracing could not be reset")
+    if (sys.displayhook, sys.excepthook, sys.breakpointhook) != S["hooks"]:
+        done.append("sys hooks")
+        sys.displayhook, sys.excepthook, sys.breakpointhook = S["hooks"]
+    bd = S["builtins_mod"].__dict__
+    for k, v in S["builtins"].items():
+        if k in ("_", "__", "___") or k.startswith("_i"):
+            continue
+        if bd.get(k, bd) is not v and k not in ("exit", "quit", "get_ipython", "display", "input", "raw_input"):
+            done.append("builtins." + k)
+            bd[k] = v
+    mods = sys.modules
+    for k, m in S["modules"].items():
+        if mods.get(k) is not m:
+            done.append("sys.modules[" + repr(k) + "]")
+            mods[k] = m
+    ip = S["ip"]
+    if ip is None:
+        return done
+    for cls, saved in S["classes"]:
+        now = cls.__dict__
+        for k, v in saved.items():
+            if now.get(k, now) is not v:
+                try:
+                    setattr(cls, k, v)
+                    done.append(cls.__name__ + "." + k)
+                except BaseException:
+                    pass
+    for obj, keys in S["inst"].values():
+        d = vars(obj)
+        for k in [k for k in d if k not in keys and callable(d[k]) and hasattr(type(obj), k)]:
+            del d[k]
+            done.append("instance attribute " + k)
+    if getattr(ip, "events", None) is not S["events_obj"]:
+        done.append("IPython events")
+        try:
+            ip.events = S["events_obj"]
+        except BaseException:
+            pass
+    cb = S["events_obj"].callbacks
+    for k in list(cb):
+        if not _same(cb[k], S["events"].get(k, [])):
+            done.append("IPython event " + k)
+            cb[k][:] = S["events"].get(k, [])
+    for name, saved in S["lists"].items():
+        cur = getattr(ip, name, None)
+        if not isinstance(cur, list) or not _same(cur, saved):
+            done.append("IPython " + name)
+            try:
+                setattr(ip, name, list(saved))
+            except BaseException:
+                pass
+    return done
+'''
+
+_RECORD_SRC = r'''
+def _record(answers, restored):
+    text = repr({"nonce": A["nonce"], "answers": answers, "restored": restored[:40]})
+    data = text.encode("utf-8")
+    tag = S["hmac"](A["key"], data, "sha256").hex()
+    fd = S["os_open"](A["path"], S["flags"], 0o600)
+    try:
+        S["os_write"](fd, tag.encode("ascii") + b"\n" + data)
+    finally:
+        S["os_close"](fd)
+'''
+
+_VALUES_BODY = r'''
+restored = _restore()
+ns, out = S["user_ns"], {}
+for name in A["names"]:
+    if not dict.__contains__(ns, name):
+        out[name] = {"status": "missing"}
+    else:
+        out[name] = _entry(lambda: dict.__getitem__(ns, name))
+_record(out, restored)
+'''
+
+_CALL_BODY = r'''
+restored = _restore()
+ns = S["user_ns"]
+f = dict.get(ns, A["answer"], _Unsupported)
+if f is _Unsupported:
+    out = {"status": "missing"}
+elif not callable(f):
+    out = {"status": "not_callable", "type": _text(type(f).__name__, 80)}
+else:
+    out = _entry(lambda: f(*A["args"], **A["kwargs"]))
+    restored += _restore()        # the function itself may have patched something
+_record({A["key_name"]: out}, restored)
+'''
+
+# The only code an injected cell runs in the notebook's namespace: literals and attribute lookups on
+# built-in types (which Python code cannot change), then `exec` from the snapshot.
+_LAUNCH = ('(lambda T: (lambda S: S["exec"](S["compile"]({body!r}, "<hwlib grader>", "exec"), '
+           '{{"__builtins__": S["builtins"], "S": S, "A": {args!r}}}))('
+           '[T.__dict__["__dict__"].__get__(c)["S"] for c in ().__class__.__base__.__subclasses__() '
+           'if T.__dict__["__name__"].__get__(c) == {name!r}][0]))(().__class__.__class__)')
+
+
+def new_key() -> bytes:
+    return secrets.token_bytes(32)
+
+
+def stash_name(nonce: str) -> str:
+    return f"_HwlibGraderStash_{nonce}"
+
+
+def setup_cell(nonce: str) -> str:
+    """Source of the cell that runs before the learner's first cell (no secrets in it)."""
+    return (f"# hwlib grader: setup {nonce}\n"
+            f"exec(compile({_SETUP_SRC!r}, '<hwlib grader setup>', 'exec'), "
+            f"{{'__builtins__': __builtins__, 'NS': globals(), 'NAME': {stash_name(nonce)!r}}})\n")
+
+
+def _launch(comment: str, body: str, args: dict, nonce: str) -> str:
+    src = PLAIN_SRC + _RESTORE_SRC + _RECORD_SRC + body
+    return f"# hwlib grader: {comment} {nonce}\n" + _LAUNCH.format(body=src, args=args, name=stash_name(nonce)) + "\n"
+
+
+def restore_cell(path: str, nonce: str, key: bytes) -> str:
+    """Source of the cell that undoes the notebook's hooks and patches before answers are read."""
+    return _launch("restore the kernel", _VALUES_BODY,
+                   {"names": [], "path": path, "nonce": nonce, "key": key}, nonce)
+
+
+def values_cell(names, path: str, nonce: str, key: bytes) -> str:
+    """Source of the cell that saves the named variables' values to `path`."""
+    return _launch("answer extraction", _VALUES_BODY,
+                   {"names": list(names), "path": path, "nonce": nonce, "key": key}, nonce)
+
+
+def call_cell(key_name: str, answer: str, args, kwargs, path: str, nonce: str, key: bytes) -> str:
+    """Source of the cell that calls the learner's function `answer(*args, **kwargs)` and saves the
+    result (only the result leaves the kernel) under `key_name`."""
+    return _launch("function answer", _CALL_BODY,
+                   {"key_name": key_name, "answer": answer, "args": list(args or []),
+                    "kwargs": dict(kwargs or {}), "path": path, "nonce": nonce, "key": key}, nonce)
 
 
 def plain_namespace() -> dict:
@@ -72,52 +283,6 @@ def plain_namespace() -> dict:
     ns: dict = {}
     exec(PLAIN_SRC, ns)
     return ns
-
-
-def _indent(src: str) -> str:
-    return "\n".join("    " + line if line else line for line in src.splitlines())
-
-
-def values_cell(names, path: str, nonce: str) -> str:
-    """Source of the cell that saves the named variables' values to `path`."""
-    fn = f"_hwlib_extract_{nonce}"
-    return f'''# hwlib grader: answer extraction {nonce}
-def {fn}():
-{_indent(PLAIN_SRC)}
-    ns = globals()
-    out = {{}}
-    for name in {list(names)!r}:
-        if name not in ns:
-            out[name] = {{"status": "missing"}}
-        else:
-            out[name] = _entry(lambda: ns[name])
-    with open({path!r}, "w", encoding="utf-8") as fh:
-        fh.write(repr({{"nonce": {nonce!r}, "answers": out}}))
-{fn}()
-del {fn}
-'''
-
-
-def call_cell(key: str, answer: str, args, kwargs, path: str, nonce: str) -> str:
-    """Source of the cell that calls the learner's function `answer(*args, **kwargs)` and saves the
-    result (only the result leaves the kernel) under `key`."""
-    fn = f"_hwlib_call_{nonce}"
-    return f'''# hwlib grader: function answer {nonce}
-def {fn}():
-{_indent(PLAIN_SRC)}
-    ns = globals()
-    f = ns.get({answer!r}, _Unsupported)
-    if f is _Unsupported:
-        out = {{"status": "missing"}}
-    elif not callable(f):
-        out = {{"status": "not_callable", "type": type(f).__name__[:80]}}
-    else:
-        out = _entry(lambda: f(*{list(args or [])!r}, **{dict(kwargs or {})!r}))
-    with open({path!r}, "w", encoding="utf-8") as fh:
-        fh.write(repr({{"nonce": {nonce!r}, "answers": {{{key!r}: out}}}}))
-{fn}()
-del {fn}
-'''
 
 
 def _valid_value(v, depth=0) -> bool:
@@ -138,23 +303,33 @@ def _valid_entry(e) -> bool:
     return all(type(k) is str and type(v) is str and len(v) <= 400 for k, v in e.items())
 
 
-def read_answers(path, nonce: str, keys) -> dict:
-    """Answers written by an extraction cell: {key: entry} for the expected keys only. A missing,
-    oversized, malformed or foreign file yields {} (the answers count as not extracted)."""
+def read_record(path, nonce: str, key: bytes, keys) -> tuple[dict, list] | None:
+    """({key: entry}, restored) from an extraction cell's record, or None when the file is missing,
+    not a regular file, oversized, malformed, from another run or not authenticated by `key`."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError:
-        return {}
+        return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
-            return {}
-        text = os.read(fd, MAX_FILE_BYTES + 1).decode("utf-8", errors="strict")
-        data = ast.literal_eval(text)
-    except Exception:
-        return {}
+            return None
+        raw = os.read(fd, MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
     finally:
         os.close(fd)
-    if type(data) is not dict or data.get("nonce") != nonce or type(data.get("answers")) is not dict:
-        return {}
-    return {k: e for k, e in data["answers"].items() if k in set(keys) and _valid_entry(e)}
+    tag, _, data = raw.partition(b"\n")
+    want = hmac.new(key, data, hashlib.sha256).hexdigest().encode("ascii")
+    if not hmac.compare_digest(tag, want):
+        return None
+    try:
+        rec = ast.literal_eval(data.decode("utf-8", errors="strict"))
+    except Exception:
+        return None
+    if (type(rec) is not dict or rec.get("nonce") != nonce or type(rec.get("answers")) is not dict
+            or type(rec.get("restored")) is not list):
+        return None
+    answers = {k: e for k, e in rec["answers"].items() if k in set(keys) and _valid_entry(e)}
+    restored = [str(r)[:120] for r in rec["restored"] if type(r) is str][:40]
+    return answers, restored

@@ -171,7 +171,10 @@ def parse(text) -> Quantity:
     if not m:
         raise QuantityError(f"'{text}' does not start with a number")
     mant = re.sub(r"[,_ \u202f\u2009\u00a0]", "", m.group("mant"))
-    exponent = int(m.group("exp") or 0) + int((m.group("pow") or "0").translate(_SUPERSCRIPT))
+    try:
+        exponent = int(m.group("exp") or 0) + int((m.group("pow") or "0").translate(_SUPERSCRIPT))
+    except ValueError:   # "10⁻" or "10⁺⁻3": a sign without digits
+        raise QuantityError(f"'{text}': the power of ten has no digits (write e.g. 1.07e-3 or 1.07 × 10⁻³)") from None
     value = float(f"{mant}e{exponent}") if abs(exponent) < 10_000 else math.inf
     if m.group("sign") == "-":
         value = -value

@@ -1,16 +1,24 @@
 """Execute one submission in a fresh, limited kernel and bring its answers out as plain data.
 
-Cells run one at a time (nbclient) with a per-cell timeout and a deadline for the whole notebook;
-then the injected extraction cells run (hwlib.grading.extract). When a cell kills the kernel
-(`os._exit`, a segfault, the memory limit) or ignores the interrupt after its timeout, the grader
-starts a new kernel, replays the cells before it and skips the culprit, at most `max_restarts` times,
-so answers computed by the other cells still count. Outputs are capped (`max_output_bytes`) so a
-flood cannot exhaust the grader's memory.
+Cells run one at a time (nbclient) with a per-cell timeout and a deadline for the whole notebook.
+Before the first cell the grader's setup cell runs; after the last, the restore cell and then one
+extraction cell per answer (hwlib.grading.extract). When a cell kills the kernel (`os._exit`, a
+segfault, the memory limit) or ignores the interrupt after its timeout, the grader starts a new
+kernel, replays the cells before it and skips the culprit, at most `max_restarts` times; after that
+one last kernel replays only the cells that had finished and reads the answers, so what was already
+computed still counts. Every kernel message counts against `max_output_bytes` by its serialized
+size (streams, tracebacks, display data and metadata, display updates, comm/widget messages); a
+single message larger than the budget is dropped by ZeroMQ before it is read.
+
+Cell outcomes are structured: {"code": "ok" | "error" | "timeout" | "unresponsive" | "crashed" |
+"not_run", "detail": "..."}.
 """
 from __future__ import annotations
 
+import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -27,6 +35,8 @@ from nbclient.exceptions import DeadKernelError
 from . import extract, sandbox
 
 _TIMEOUT_ENAME = "HwlibCellTimeout"
+CELL_TEXT = {"timeout": "timed out", "unresponsive": "timed out and ignored the interrupt",
+             "crashed": "crashed the kernel", "not_run": "not run"}
 
 
 @dataclass
@@ -34,7 +44,7 @@ class RunConfig:
     timeout_cell: float = 30.0
     timeout_total: float = 300.0
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
-    use_bwrap: bool | None = None      # None: use bwrap where it works
+    use_bwrap: bool = True             # False only with --no-sandbox
     max_output_bytes: int = 2 * 2**20
     max_restarts: int = 2
     extract_timeout: float = 10.0       # per extraction cell, on top of the notebook's deadline
@@ -44,17 +54,31 @@ class RunConfig:
 
 @dataclass
 class RunResult:
-    answers: dict                      # key -> entry (see extract.read_answers)
-    cell_status: dict                  # notebook cell index -> "ok" | "error: ..." | "timeout" | ...
+    answers: dict                      # key -> entry (see extract.read_record)
+    cell_status: dict                  # notebook cell index -> {"code": ..., "detail": ...}
     notes: list
     sandboxed: bool
     elapsed: float
     notebook: nbformat.NotebookNode    # the executed submission (capped outputs)
     timings: dict = field(default_factory=dict)   # seconds: kernel_start, cells, extraction, shutdown
+    kernel_error: str | None = None    # the kernel could not be started (a grader-side failure)
+    restored: list = field(default_factory=list)  # what the restore step had to undo
+    output_bytes: int = 0
+
+
+def _msg_size(msg) -> int:
+    """Serialized size of a kernel message: header, metadata, content and binary buffers."""
+    size = 0
+    for part in ("header", "parent_header", "metadata", "content"):
+        try:
+            size += len(json.dumps(msg.get(part, {}), default=str))
+        except (TypeError, ValueError, RecursionError):
+            size += 1 << 20
+    return size + sum(len(b) for b in msg.get("buffers", []) or [])
 
 
 class _Client(NotebookClient):
-    """nbclient with an output budget and the last execute_reply kept."""
+    """nbclient with a budget on every message and the last execute_reply kept."""
 
     def __init__(self, nb, km, budget: int, **kw):
         super().__init__(nb, km=km, **kw)
@@ -64,17 +88,15 @@ class _Client(NotebookClient):
     def _keep_reply(self, cell, cell_index, execute_reply):
         self.last_reply = execute_reply
 
-    def output(self, outs, msg, display_id, cell_index):
-        content = msg.get("content", {})
-        size = len(str(content.get("text", ""))) + sum(len(str(v)) for v in content.get("data", {}).values())
-        self.used += size + 64
-        if self.used > self.budget:
+    def process_message(self, msg, cell, cell_index):
+        self.used += _msg_size(msg)
+        if self.used > self.budget and msg.get("msg_type") != "status":
             if not self.flooded:
                 self.flooded = True
-                outs.append(nbformat.v4.new_output("stream", name="stderr",
-                                                   text="[hwlib grader: output truncated]\n"))
+                cell.outputs.append(nbformat.v4.new_output(
+                    "stream", name="stderr", text="[hwlib grader: output truncated]\n"))
             return None
-        return super().output(outs, msg, display_id, cell_index)
+        return super().process_message(msg, cell, cell_index)
 
 
 def answer_key(check) -> str:
@@ -83,17 +105,22 @@ def answer_key(check) -> str:
 
 
 def _tasks(nb, checks, workdir: Path, nonce: str) -> list[dict]:
-    """The submission's code cells, then the extraction cells."""
-    tasks = [{"kind": "cell", "index": i, "source": c.source} for i, c in enumerate(nb.cells)
-             if c.cell_type == "code" and c.source.strip()]
-    for n, name in enumerate(sorted({c.answer for c in checks if not c.is_call})):
-        path = str(workdir / f".answers-{nonce}-value{n}")   # one cell per answer: one bad
-        tasks.append({"kind": "extract", "keys": [name], "path": path,  # object costs only itself
-                      "source": extract.values_cell([name], path, nonce)})
-    for n, c in enumerate(c for c in checks if c.is_call):
-        path = str(workdir / f".answers-{nonce}-call{n}")
-        tasks.append({"kind": "extract", "keys": [answer_key(c)], "path": path,
-                      "source": extract.call_cell(answer_key(c), c.answer, c.args, c.kwargs, path, nonce)})
+    """Setup, the submission's code cells, restore, then the extraction cells (each its own key)."""
+    def record(kind, keys, make):
+        path = str(workdir / f".answers-{secrets.token_hex(8)}")
+        key = extract.new_key()
+        return {"kind": kind, "keys": keys, "path": path, "key": key, "source": make(path, key)}
+
+    tasks = [{"kind": "setup", "source": extract.setup_cell(nonce)}]
+    tasks += [{"kind": "cell", "index": i, "source": c.source} for i, c in enumerate(nb.cells)
+              if c.cell_type == "code" and c.source.strip()]
+    tasks.append(record("restore", [], lambda p, k: extract.restore_cell(p, nonce, k)))
+    for name in sorted({c.answer for c in checks if not c.is_call}):   # one cell per answer: one bad
+        tasks.append(record("extract", [name],                           # object costs only itself
+                            lambda p, k, name=name: extract.values_cell([name], p, nonce, k)))
+    for c in (c for c in checks if c.is_call):
+        tasks.append(record("extract", [answer_key(c)], lambda p, k, c=c: extract.call_cell(
+            answer_key(c), c.answer, c.args, c.kwargs, p, nonce, k)))
     return tasks
 
 
@@ -104,12 +131,12 @@ class Runner:
             if cell.cell_type == "code":
                 cell.outputs, cell.execution_count = [], None
         self.checks, self.cfg, self.secrets = list(checks), cfg, list(secrets_paths)
-        bwrap = sandbox.bwrap_available() if cfg.use_bwrap in (None, True) else None
-        if cfg.use_bwrap and not bwrap:
-            raise RuntimeError("bwrap was requested but does not work here")
-        self.bwrap = bwrap
+        self.bwrap = sandbox.bwrap_path() if cfg.use_bwrap else None
+        if cfg.use_bwrap and not self.bwrap:
+            raise RuntimeError("bwrap was requested but is not installed")
         self.notes: list[str] = []
         self.status: dict = {}
+        self.restored: list[str] = []
 
     def _start(self, root: Path, workdir: Path, attempt: int):
         home = workdir / ".home"
@@ -121,22 +148,29 @@ class Runner:
         kernels = root / "kernels"
         name = sandbox.write_kernelspec(kernels, argv)
         km = AsyncKernelManager(kernel_name=name, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
-                           transport="ipc", ip=str(workdir / f".kernel{attempt}"),
-                           connection_file=str(workdir / f".kernel{attempt}.json"))
+                                transport="ipc", ip=str(workdir / f".kernel{attempt}"),
+                                connection_file=str(workdir / f".kernel{attempt}.json"))
+        try:
+            import zmq
+            km.context.setsockopt(zmq.MAXMSGSIZE, self.cfg.max_output_bytes + (1 << 20))
+        except Exception:
+            pass
         client = _Client(self.nb, km, self.cfg.max_output_bytes, timeout=int(self.cfg.timeout_cell),
                          allow_errors=True, interrupt_on_timeout=True, record_timing=False,
                          error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "cell timed out", "traceback": []},
                          startup_timeout=int(self.cfg.startup_timeout), iopub_timeout=2,
                          shutdown_kernel="immediate")
-        log = open(root / "kernel.log", "ab")
+        log_path = root / "kernel.log"
+        log = open(log_path, "ab")
         try:
-            client.start_new_kernel(cwd=str(workdir), env=env, stdout=subprocess.DEVNULL, stderr=log)
+            client.start_new_kernel(cwd=str(workdir), env=env, stdout=log, stderr=log)
+            client.start_new_kernel_client()
         except Exception as exc:
             log.close()
-            tail = (root / "kernel.log").read_bytes()[-300:].decode("utf-8", "replace").strip()
-            raise RuntimeError(f"{exc} {tail}".strip()) from None
+            self._stop(client)
+            tail = log_path.read_bytes()[-600:].decode("utf-8", "replace").strip()
+            raise RuntimeError(f"{type(exc).__name__}: {exc} {tail}".strip()) from None
         log.close()
-        client.start_new_kernel_client()
         return client
 
     @staticmethod
@@ -154,55 +188,79 @@ class Runner:
             except (OSError, ProcessLookupError):
                 pass
 
-    def _execute(self, client, cell, index: int, timeout: float) -> str:
-        """Run one cell: "ok", "error: <name>", "timeout" or "dead"."""
+    def _execute(self, client, cell, index: int, timeout: float) -> tuple[str, str]:
+        """Run one cell: (code, detail) with code "ok", "error", "timeout" or "crashed"."""
         client.timeout = max(1, int(timeout))
         client.last_reply = None
         try:
             client.execute_cell(cell, index)
         except DeadKernelError:
-            return "dead"
-        except Exception:  # e.g. the kernel's messages became unreadable (a patched json): start over
-            return "dead"
+            return "crashed", ""
+        except Exception as exc:  # e.g. the kernel's messages became unreadable (a patched json)
+            return "crashed", type(exc).__name__
         content = (client.last_reply or {}).get("content", {})
         if content.get("status") == "error":
-            return "timeout" if content.get("ename") == _TIMEOUT_ENAME else f"error: {content.get('ename')}"
-        return "ok"
+            if content.get("ename") == _TIMEOUT_ENAME:
+                return "timeout", ""
+            return "error", str(content.get("ename"))[:80]
+        return "ok", ""
 
     def _responsive(self, client) -> bool:
         self.nb.cells.append(nbformat.v4.new_code_cell("pass"))
         try:
-            return self._execute(client, self.nb.cells[-1], len(self.nb.cells) - 1, 3) == "ok"
+            return self._execute(client, self.nb.cells[-1], len(self.nb.cells) - 1, 3)[0] == "ok"
         except Exception:
             return False
         finally:
             self.nb.cells.pop()
 
-    def _task(self, client, t: int, task: dict, deadline: float, nonce: str, answers: dict) -> str:
-        """Run one task (a submission cell or an extraction cell) and record what happened."""
-        if task["kind"] == "cell":
+    def _injected(self, client, task: dict, timeout: float) -> tuple[str, str]:
+        """Run a grader cell; it is not kept in the executed notebook unless it is an extraction."""
+        self.nb.cells.append(nbformat.v4.new_code_cell(task["source"]))
+        n = len(self.nb.cells) - 1
+        try:
+            return self._execute(client, self.nb.cells[n], n, timeout)
+        finally:
+            if task["kind"] == "setup":
+                self.nb.cells.pop()
+
+    def _task(self, client, task: dict, deadline: float, nonce: str, answers: dict) -> str:
+        """Run one task and record what happened; returns the outcome code."""
+        kind = task["kind"]
+        if kind == "cell":
             left = deadline - time.monotonic()
             if left <= 0:
-                self.status.setdefault(task["index"], "not run (total time limit)")
+                self.status.setdefault(task["index"], {"code": "not_run", "detail": "total time limit"})
                 return "skipped"
-            result = self._execute(client, self.nb.cells[task["index"]], task["index"],
-                                   min(self.cfg.timeout_cell, left))
+            code, detail = self._execute(client, self.nb.cells[task["index"]], task["index"],
+                                         min(self.cfg.timeout_cell, left))
             key = task["index"]
+        elif kind == "setup":
+            code, detail = self._injected(client, task, self.cfg.extract_timeout)
+            if code != "ok":
+                raise RuntimeError(f"the grader's setup cell failed in the kernel ({code} {detail})")
+            return code
         else:
-            self.nb.cells.append(nbformat.v4.new_code_cell(task["source"]))
-            n = len(self.nb.cells) - 1
-            result = self._execute(client, self.nb.cells[n], n, self.cfg.extract_timeout)
-            key = "extract " + ",".join(task["keys"])
-            answers.update(extract.read_answers(task["path"], nonce, task["keys"]))
+            try:
+                os.unlink(task["path"])       # a restore cell runs again in each new kernel
+            except OSError:
+                pass
+            code, detail = self._injected(client, task, self.cfg.extract_timeout)
+            key = f"{kind} " + ",".join(task["keys"])
+            rec = extract.read_record(task["path"], nonce, task["key"], task["keys"]) if code == "ok" else None
+            if rec is not None:
+                got, restored = rec
+                answers.update(got)
+                self.restored += [r for r in restored if r not in self.restored]
             for k in task["keys"]:
-                if k not in answers and result in ("dead", "timeout"):
-                    why = "it crashed the kernel" if result == "dead" else "it did not finish in time"
+                if k not in answers:
+                    why = {"crashed": "it crashed the kernel", "timeout": "it did not finish in time"}.get(
+                        code, "the answer could not be read back")
                     answers[k] = {"status": "error", "error": why}
-        self.status[key] = {"dead": "crashed the kernel", "timeout": "timed out"}.get(result, result)
-        if result == "timeout" and not self._responsive(client):
-            self.status[key] = "timed out and ignored the interrupt"
-            return "dead"
-        return result
+        if code == "timeout" and not self._responsive(client):
+            code = "unresponsive"
+        self.status[key] = {"code": code, "detail": detail}
+        return code
 
     def run(self) -> RunResult:
         t0 = time.monotonic()
@@ -212,46 +270,55 @@ class Runner:
         workdir = root / "work"
         workdir.mkdir()
         tasks = _tasks(self.nb, self.checks, workdir, nonce)
-        skip, answers, flooded = set(), {}, False
+        skip, answers, flooded, used, kernel_error = set(), {}, False, 0, None
+        salvage = False
         timings = dict.fromkeys(("kernel_start", "cells", "extraction", "shutdown"), 0.0)
-        for attempt in range(self.cfg.max_restarts + 1):
+        for attempt in range(self.cfg.max_restarts + 2):
             t = time.monotonic()
             try:
                 client = self._start(root, workdir, attempt)
             except Exception as exc:
-                self.notes.append(f"the kernel did not start: {type(exc).__name__}: {str(exc)[:200]}")
+                kernel_error = str(exc)[:600]
+                self.notes.append(f"the kernel did not start: {kernel_error}")
                 break
             timings["kernel_start"] += time.monotonic() - t
             restart = False
             for i, task in enumerate(tasks):
                 if i in skip:
                     continue
+                if salvage and task["kind"] == "cell" and self.status.get(task["index"], {}).get("code") != "ok":
+                    self.status.setdefault(task["index"], {"code": "not_run", "detail": "the kernel failed too often"})
+                    continue
                 t = time.monotonic()
-                result = self._task(client, i, task, deadline, nonce, answers)
+                try:
+                    code = self._task(client, task, deadline, nonce, answers)
+                except RuntimeError as exc:
+                    kernel_error = str(exc)
+                    self.notes.append(kernel_error)
+                    break
                 timings["cells" if task["kind"] == "cell" else "extraction"] += time.monotonic() - t
-                if result in ("dead", "timeout") or task["kind"] == "extract":
+                if code in ("crashed", "timeout", "unresponsive") or task["kind"] == "extract":
                     skip.add(i)   # never replay a culprit; never extract twice
-                if result == "dead":
+                if code in ("crashed", "unresponsive"):
                     restart = True
                     break
             flooded = flooded or client.flooded
+            used += client.used
             t = time.monotonic()
             self._stop(client)
             timings["shutdown"] += time.monotonic() - t
-            if not restart:
+            if not restart or kernel_error or salvage:
                 break
-            self.notes.append("the kernel failed too often; the remaining cells were not run"
-                              if attempt == self.cfg.max_restarts else
-                              "restarted the kernel and replayed the cells before the failing one")
+            if attempt >= self.cfg.max_restarts:
+                salvage = True
+                self.notes.append("the kernel failed too often: the cells that had not run yet were "
+                                  "skipped, the finished ones replayed and the answers read")
+            else:
+                self.notes.append("restarted the kernel and replayed the cells before the failing one")
         if flooded:
             self.notes.append("the output was longer than the limit and was truncated")
         result = RunResult(answers, self.status, self.notes, bool(self.bwrap), time.monotonic() - t0,
-                           self.nb, {k: round(v, 3) for k, v in timings.items()})
-        _remove_tree(root)
+                           self.nb, {k: round(v, 3) for k, v in timings.items()}, kernel_error,
+                           list(self.restored), used)
+        shutil.rmtree(root, ignore_errors=True)
         return result
-
-
-def _remove_tree(root: Path) -> None:
-    import shutil
-
-    shutil.rmtree(root, ignore_errors=True)

@@ -29,7 +29,7 @@ from pathlib import Path
 HWLIB_DIR = Path(__file__).resolve().parents[1]  # the hwlib package (read-only in the sandbox)
 
 # Sets the limits, then becomes the ipykernel (argv: AS CPU FSIZE NPROC NOFILE -f connection_file).
-LAUNCHER = """
+_LAUNCH_HEAD = """
 import resource, sys
 names = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_NOFILE")
 for name, value in zip(names, map(int, sys.argv[1:6])):
@@ -49,9 +49,10 @@ except Exception:
     pass
 if sys.path and sys.path[0] == "":
     del sys.path[0]
-from ipykernel import kernelapp
-kernelapp.launch_new_instance()
 """
+LAUNCHER = _LAUNCH_HEAD + "from ipykernel import kernelapp\nkernelapp.launch_new_instance()\n"
+# The probe: the same command line, but it only imports what a kernel needs and says so.
+PROBE_LAUNCHER = _LAUNCH_HEAD + "import ipykernel, hwlib, hwlib.grading\nprint('hwlib-grader-probe-ok')\n"
 
 _ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
         "/etc/nsswitch.conf", "/etc/localtime", "/etc/fonts", "/etc/ssl/certs", "/etc/alternatives"]
@@ -66,18 +67,41 @@ class Limits:
     open_files: int = 512
 
 
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def probe(bwrap: str | None, limits: Limits | None = None, secrets=()) -> tuple[bool, str]:
+    """Run the exact command line kernels get (the same bwrap options, limits and environment), with
+    a launcher that only imports ipykernel and hwlib. (True, "") or (False, the real error, e.g.
+    "bwrap: Unknown option --size" or "ModuleNotFoundError: No module named 'ipykernel'")."""
+    import tempfile
+
+    limits = limits or Limits()
+    with tempfile.TemporaryDirectory(prefix="hwlib-grade-probe-") as tmp:
+        work = Path(tmp)
+        (work / ".home").mkdir()
+        env = scrubbed_env(work / ".home", Path("/tmp") if bwrap else work)
+        argv = kernel_argv(limits, bwrap, work, env, secrets)
+        argv[argv.index(LAUNCHER)] = PROBE_LAUNCHER
+        argv = [a.replace("{connection_file}", str(work / "probe.json")) for a in argv]
+        try:
+            proc = subprocess.run(argv, capture_output=True, timeout=60, cwd=tmp,
+                                  env=None if bwrap else env)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, f"{type(exc).__name__}: {exc}"
+    if proc.returncode == 0 and b"hwlib-grader-probe-ok" in proc.stdout:
+        return True, ""
+    err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    return False, (err[-1] if err else f"exit status {proc.returncode}")[:300]
+
+
 @functools.lru_cache(maxsize=1)
 def bwrap_available() -> str | None:
-    """Path of a working `bwrap` (it must be able to create its namespaces here), else None."""
-    path = shutil.which("bwrap")
-    if not path:
-        return None
-    try:
-        probe = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent",
-                                "--cap-drop", "ALL", "true"], capture_output=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return path if probe.returncode == 0 else None
+    """Path of a bwrap that runs the kernels' exact command line here (namespaces, --size,
+    --clearenv, the read-only Python environment, `import hwlib`), else None."""
+    path = bwrap_path()
+    return path if path and probe(path)[0] else None
 
 
 def scrubbed_env(home: Path, tmp: Path) -> dict:

@@ -173,10 +173,13 @@ def find_exercise(name) -> Path:
             return base / str(name) / "checks.yaml"
         if (base / f"{name}.yaml").is_file():
             return base / f"{name}.yaml"
-    known = sorted(d.name for d in EXERCISES_DIR.glob("ex*") if (d / "checks.yaml").is_file())
-    matches = [k for k in known if k.startswith(str(name))]
+    places = {p.stem: p for p in PUBLIC_DIR.glob("ex*.yaml")}   # the copies installed with hwlib,
+    places.update({d.name: d / "checks.yaml" for d in EXERCISES_DIR.glob("ex*")  # else the checkout's
+                   if (d / "checks.yaml").is_file()})
+    known = sorted(places)
+    matches = [k for k in known if k.startswith(str(name))] if str(name) else []
     if len(matches) == 1:
-        return EXERCISES_DIR / matches[0] / "checks.yaml"
+        return places[matches[0]]
     raise KeyError(f"exercise {str(name)!r} not found; known exercises: {', '.join(known) or 'none'}")
 
 

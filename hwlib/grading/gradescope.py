@@ -1,0 +1,203 @@
+"""Gradescope: grade the one submission in an autograder folder, and package an exercise as an
+autograder zip.
+
+Gradescope (https://gradescope-autograders.readthedocs.io/en/latest/specs/) unpacks the zip into
+`/autograder/source`, runs `setup.sh` once when the image is built, and for every submission runs
+`/autograder/run_autograder` in a fresh container with the learner's files in
+`/autograder/submission`; the score is read from `/autograder/results/results.json`. One container
+per submission is how a class outgrows one machine.
+
+`hwlib grade EX --gradescope [--autograder-root DIR]` picks the notebook deterministically (the only
+`.ipynb`, else the one named `<exercise id>.ipynb`, else it refuses with a result saying which files
+it found) and writes results.json itself. `hwlib grade-package EX --checks DIR --out FILE.zip`
+writes setup.sh, run_autograder, requirements.txt (the grader's own versions, pinned), the hidden
+checks of EX and a wheel of hwlib.
+"""
+from __future__ import annotations
+
+import importlib.metadata as md
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from . import identity, results, spec
+
+RUNTIME = ["numpy", "ml_dtypes", "matplotlib", "pyyaml", "nbclient", "nbformat", "ipykernel",
+           "jupyter_client", "pyzmq", "ipython", "traitlets"]
+
+
+def pick(submission_dir: Path, exercise_id: str) -> tuple[Path | None, str]:
+    """(the notebook to grade, "") or (None, why none was chosen)."""
+    if not submission_dir.is_dir():
+        return None, f"no submission folder ({submission_dir})"
+    books = sorted(p for p in submission_dir.rglob("*.ipynb")
+                   if ".ipynb_checkpoints" not in p.parts and not p.name.startswith("."))
+    if len(books) == 1:
+        return books[0], ""
+    named = [p for p in books if p.name == f"{exercise_id}.ipynb"]
+    if len(named) == 1:
+        return named[0], ""
+    found = ", ".join(str(p.relative_to(submission_dir)) for p in books[:10]) or "none"
+    return None, (f"upload exactly one notebook (or name it {exercise_id}.ipynb); found: {found}")
+
+
+def _write_results(root: Path, res: dict) -> Path:
+    out = root / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "results.json"
+    tmp = out / ".results.json.tmp"
+    tmp.write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def run_gradescope(args, exercise) -> int:
+    from . import cli, grader
+
+    root = Path(args.autograder_root)
+    chosen, why = pick(root / "submission", exercise.id)
+    if chosen is None:
+        res = results.build(exercise, results.not_run(exercise, why), submission="(none)",
+                            status="not_a_file", reason=why)
+        print(f"refused: {why}; wrote {_write_results(root, res)}")
+        return 0
+    sub = identity.Submission(chosen, chosen.name)
+    with tempfile.TemporaryDirectory(prefix="hwlib-gradescope-") as tmp:
+        try:
+            cfg = cli.setup(args, exercise)
+            grader.preflight(exercise, cfg, [p for p in (args.checks,) if p])
+        except grader.GraderSetupError as exc:
+            reason = "The autograder could not run on the grader's side; your instructor has been told."
+            res = results.build(exercise, results.not_run(exercise, reason), submission=sub.identity,
+                                status="grader_error", reason=reason)
+            res["extra_data"]["grader_error"] = str(exc)
+            _write_results(root, res)
+            print(f"hwlib: grader error: {exc}", file=sys.stderr)
+            return cli.EXIT_GRADER
+        rows = grader.grade_batch(exercise, [sub], Path(tmp), cfg, 1,
+                                  [p for p in (args.checks,) if p], progress=lambda *_: None)
+    (_, _, res), = rows
+    path = _write_results(root, res)
+    print(f"{sub.identity}: {res['score']:g}/{exercise.max_score:g} {res['extra_data']['status']}; wrote {path}")
+    return cli.EXIT_GRADER if res["extra_data"]["status"] in grader.GRADER_SIDE else 0
+
+
+# ---------------------------------------------------------------------------------- packaging
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once while it builds the autograder image (written by hwlib grade-package).
+set -euo pipefail
+apt-get update
+apt-get install -y --no-install-recommends bubblewrap python3 python3-venv python3-pip
+python3 -m venv /opt/hwlib-venv
+/opt/hwlib-venv/bin/pip install --no-cache-dir -r /autograder/source/requirements.txt
+/opt/hwlib-venv/bin/pip install --no-cache-dir --no-deps /autograder/source/{wheel}
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for every submission, in its own container (written by hwlib grade-package).
+# AUTOGRADER_ROOT and HWLIB_BIN exist so the same script can be tried on a copy of the layout.
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+HWLIB="${{HWLIB_BIN:-/opt/hwlib-venv/bin/hwlib}}"
+exec "$HWLIB" grade {exercise} --gradescope --autograder-root "$ROOT" --checks "$ROOT/source/hidden"{extra}
+"""
+
+
+def pinned_requirements() -> str:
+    lines = []
+    for name in RUNTIME:
+        try:
+            lines.append(f"{name}=={md.version(name)}")
+        except md.PackageNotFoundError:
+            continue
+    return "\n".join(lines) + "\n"
+
+
+def build_wheel(dest: Path) -> Path:
+    """A wheel of this hwlib, built from its source tree (pip wheel --no-deps)."""
+    project = Path(spec.__file__).resolve().parents[2]
+    if not (project / "pyproject.toml").is_file():
+        raise ValueError("hwlib is not installed from a source tree here; pass --wheel FILE")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                           "-q", "-w", str(dest), str(project)], capture_output=True, text=True, timeout=600)
+    wheels = sorted(dest.glob("hwlib-*.whl"))
+    if proc.returncode != 0 or not wheels:
+        raise ValueError(f"building the hwlib wheel failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
+    return wheels[-1]
+
+
+def package(exercise_name, checks_dir, out: Path, wheel: Path | None = None,
+            allow_unsandboxed: bool = False) -> Path:
+    """Write the autograder zip for one exercise; returns its path."""
+    exercise = spec.load_exercise(exercise_name, checks_dir)
+    from . import grader
+
+    grader.expected_values(exercise)            # a broken check fails here, not on Gradescope
+    with tempfile.TemporaryDirectory(prefix="hwlib-package-") as tmp:
+        tmp = Path(tmp)
+        wheel = Path(wheel) if wheel else build_wheel(tmp)
+        if not wheel.is_file() or wheel.suffix != ".whl":
+            raise ValueError(f"--wheel must be a .whl file; got {str(wheel)!r}")
+        hidden = None
+        if checks_dir:
+            for cand in (Path(checks_dir) / f"{exercise.id}.yaml", Path(checks_dir) / exercise.id / "checks.yaml"):
+                if cand.is_file():
+                    hidden = cand
+                    break
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        extra = " --no-sandbox" if allow_unsandboxed else ""
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+            def add(name, text, mode=0o644):
+                info = zipfile.ZipInfo(name)
+                info.external_attr = (0o100000 | mode) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                z.writestr(info, text)
+            add("setup.sh", SETUP_SH.format(wheel=wheel.name), 0o755)
+            add("run_autograder", RUN_AUTOGRADER.format(exercise=exercise.id, extra=extra), 0o755)
+            add("requirements.txt", pinned_requirements())
+            add("hidden/README.txt", "Hidden checks for the autograder (never shown to learners).\n")
+            if hidden:
+                add(f"hidden/{exercise.id}.yaml", hidden.read_text(encoding="utf-8"))
+            z.write(wheel, wheel.name)
+    return out
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("grade-package", help="package an exercise as a Gradescope autograder zip",
+                              description="Write a Gradescope autograder zip: setup.sh, run_autograder, "
+                                          "pinned requirements.txt, the hidden checks and a wheel of hwlib.")
+    p.add_argument("exercise", help="exercise id, prefix (ex01) or folder")
+    p.add_argument("--checks", metavar="DIR", help="folder of hidden checks (DIR/<id>.yaml)")
+    p.add_argument("--out", metavar="FILE", default="autograder.zip", help="zip to write (default autograder.zip)")
+    p.add_argument("--wheel", metavar="FILE", help="a built hwlib wheel (default: build one from this source tree)")
+    p.add_argument("--allow-unsandboxed", action="store_true",
+                   help="grade with --no-sandbox where Gradescope's container cannot run bwrap (a submission "
+                        "can then read the hidden checks in /autograder/source)")
+    p.set_defaults(func=_package_cmd)
+
+
+def _package_cmd(args) -> int:
+    if args.checks and not Path(args.checks).is_dir():
+        raise ValueError(f"--checks must be a folder of hidden checks; got {args.checks!r}")
+    path = package(args.exercise, args.checks, Path(args.out), args.wheel, args.allow_unsandboxed)
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): {', '.join(names)}")
+    return 0
+
+
+def unpack_for_test(zip_path: Path, root: Path) -> Path:
+    """Lay out `root` as Gradescope would (root/source from the zip, root/run_autograder)."""
+    src = root / "source"
+    src.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(zip_path) as z:
+        z.extractall(src)
+    shutil.copy(src / "run_autograder", root / "run_autograder")
+    (root / "run_autograder").chmod(0o755)
+    (root / "submission").mkdir(exist_ok=True)
+    return root

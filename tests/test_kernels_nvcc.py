@@ -14,12 +14,14 @@ NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) not installed on this machine")
 
 # file -> entry points the experiments launch
+STREAM = {f"stream_{k}_{t}" for k in ("copy", "scale", "add", "triad") for t in ("f32", "f64")}
 EXPECTED = {"roofline.cu": {"fma_sweep_f32", "fma_sweep_f64"}, "divergence.cu": {"branchy", "branchy32"},
-            "occupancy.cu": {"read_ilp"}}
+            "occupancy.cu": {"read_ilp"}, "stream.cu": STREAM}
 # (file, -D option the experiments pass, architecture): sm_75 = T4 (Colab's free GPU), sm_90 = H100/H200
 BUILDS = [("roofline.cu", "-DITERS=0", "sm_75"), ("roofline.cu", "-DITERS=1024", "sm_75"),
           ("roofline.cu", "-DITERS=64", "sm_90"), ("occupancy.cu", "-DILP=1", "sm_75"),
-          ("occupancy.cu", "-DILP=8", "sm_90"), ("divergence.cu", None, "sm_75"), ("divergence.cu", None, "sm_90")]
+          ("occupancy.cu", "-DILP=8", "sm_90"), ("divergence.cu", None, "sm_75"), ("divergence.cu", None, "sm_90"),
+          ("stream.cu", None, "sm_75"), ("stream.cu", None, "sm_90")]
 _cache = {}
 
 
@@ -51,6 +53,9 @@ def test_python_launches_the_names_the_tests_expect():
     bench_dir = KERNELS.parent / "bench"
     launched = set(re.findall(r'"(fma_sweep_f\d\d|branchy32|branchy|read_ilp)"', "".join(
         p.read_text() for p in bench_dir.glob("e*.py"))))
+    from hwlib.bench import e1_bandwidth
+    assert 'f"stream_{name}_{suffix}"' in (bench_dir / "e1_bandwidth.py").read_text()
+    launched |= {f"stream_{k}_{t}" for k in e1_bandwidth.KERNELS for t in ("f32", "f64")}
     assert launched == set().union(*EXPECTED.values())
 
 
@@ -60,6 +65,17 @@ def test_roofline_kernel_keeps_its_fmas(tmp_path_factory):
     assert ptx(tmp_path_factory, "roofline.cu", "-DITERS=0").count("fma.rn.f32") == 0
     assert ptx(tmp_path_factory, "roofline.cu", "-DITERS=64", "sm_90").count("fma.rn.f32") >= 16
     assert ptx(tmp_path_factory, "roofline.cu", "-DITERS=64", "sm_90").count("fma.rn.f64") >= 16
+
+
+@needs_nvcc
+def test_stream_kernels_repeat_their_traversal(tmp_path_factory):
+    """Each STREAM kernel keeps an outer loop over reps around its grid-stride loop: two backward
+    branches per kernel (the compiler barrier stops it from merging the reps into one traversal)."""
+    text = ptx(tmp_path_factory, "stream.cu", None, "sm_90")
+    for name in sorted(STREAM):
+        body = text.split(f".entry {name}(")[1].split(".entry")[0]
+        loops = len(re.findall(r"bra(?:\.uni)?\s+\$L__BB\d+_\d+;", body))
+        assert loops >= 2 and "ld.global" in body and "st.global" in body, name
 
 
 @needs_nvcc

@@ -40,12 +40,35 @@ def run(name: str, xp=None, quick: bool = False, progress=None, **sizes) -> dict
     return get(name)(xp, quick=quick, progress=progress, **sizes)
 
 
-def run_all(xp=None, quick: bool = False, progress=None, names=None) -> dict:
-    """Run every experiment (or `names`) and return a run in the hwlib.bench.recorded format."""
-    from hwlib.bench import recorded
+def run_all(xp=None, quick: bool = False, progress=None, names=None, on_record=None) -> dict:
+    """Run every experiment (or `names`) and return a run in the hwlib.bench.recorded format.
+
+    Each experiment is isolated: one that raises (out of memory, a CUDA error, a broken PyTorch)
+    becomes a record with status "failed" and the error as its reason, and the others still run.
+    Progress messages carry the step ("[3/9] roofline: ..."). on_record(name, record, run_so_far), if
+    given, is called after each experiment (the CLI saves the partial run there).
+    """
+    from hwlib.bench import _common, recorded
+    wanted = list(names or EXPERIMENTS)
+    unknown = [n for n in wanted if n not in EXPERIMENTS]
+    if unknown:
+        raise KeyError(f"unknown experiment(s) {unknown}; accepted: {', '.join(EXPERIMENTS)}")
     records = {}
-    for name in names or EXPERIMENTS:
-        records[name] = run(name, xp, quick=quick, progress=progress)
+    for i, name in enumerate(wanted, 1):
+        step = f"[{i}/{len(wanted)}] "
+        _common.say(progress, f"{step}{name}: {EXPERIMENTS[name][1]}")
+        sub = (lambda msg, step=step: _common.say(progress, step + msg)) if progress else None
+        try:
+            records[name] = run(name, xp, quick=quick, progress=sub)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - MemoryError, CUDA errors, anything: one entry lost
+            bk = _common.resolve(xp)
+            _common.free_device_memory(bk)
+            records[name] = _common.failed(name, bk, EXPERIMENTS[name][1], exc)
+            _common.say(progress, f"{step}{name} failed: {records[name]['reason']}")
+        if on_record is not None:
+            on_record(name, records[name], recorded.make_run(dict(records), quick=quick))
     return recorded.make_run(records, quick=quick)
 
 

@@ -1,10 +1,13 @@
 """Plain records shared by the experiments: what ran, where, with which parameters, and what came out.
 
 A record is a JSON-ready dict:
-  experiment, title, status ("ok" | "skipped"), reason (when skipped), source ("live"; recorded.load
+  experiment, title, status ("ok" | "skipped" | "failed"), reason (when not ok), source ("live"; recorded.load
   sets "recorded"), date (UTC, ISO 8601), backend ("cupy" | "numpy"), device (backend.device_info()),
   parameters, results (list of dicts, one per measured point, SI units), notes (how bytes and FLOPs
   were counted, what a CPU fallback means).
+"skipped": the experiment does not apply here (no GPU, no such format); "failed": it raised (out of
+memory, a CUDA error) and `reason` holds the error's first line - one entry lost, never the run.
+A measured point may carry launch_bound=True: its time is the host's launch cost, not the device's work.
 """
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ import datetime as _dt
 import math
 import numbers
 import sys
+
+import numpy as np
 
 from hwlib import backend as _backend
 
@@ -30,6 +35,31 @@ def skipped(experiment: str, bk, title: str, reason: str, parameters=None) -> di
     rec = new_record(experiment, bk, title, parameters or {})
     rec.update(status="skipped", reason=reason)
     return rec
+
+
+def failed(experiment: str, bk, title: str, exc: BaseException, parameters=None) -> dict:
+    """The record of an experiment that raised: status "failed", reason = the error in one line."""
+    rec = new_record(experiment, bk, title, parameters or {})
+    rec.update(status="failed", reason=one_line(exc))
+    if isinstance(exc, MemoryError):
+        rec["reason"] = f"out of memory: {rec['reason']} - try smaller sizes or --quick"
+    return rec
+
+
+def one_line(exc: BaseException) -> str:
+    """'TypeName: first line of the message', at most 300 characters."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def free_device_memory(bk) -> None:
+    """After a failure on a GPU, hand CuPy's cached blocks back so the next experiment has room."""
+    if bk.is_gpu:
+        try:
+            bk.xp.get_default_memory_pool().free_all_blocks()
+        except Exception:  # an old CuPy or a broken context: nothing more to do
+            pass
 
 
 def resolve(xp_or_backend=None):
@@ -87,6 +117,81 @@ def kernel_source(filename: str) -> str:
 
 
 def gpu_grid(bk, block: int = 256, waves: int = 1) -> int:
-    """Blocks for `waves` full waves of resident threads: SMs x max threads per SM / block."""
+    """Blocks for `waves` waves if every thread slot were filled: SMs x max threads per SM / block.
+    An upper bound only - registers decide how many blocks really fit (use resident_blocks)."""
     info = bk.device_info()
     return max(1, waves * info["sm_count"] * info["max_threads_per_sm"] // block)
+
+
+def resident_blocks(bk, kern, block: int) -> tuple:
+    """(blocks of `block` threads that fit on one SM at once, how that was found).
+
+    The driver's occupancy calculator (cuOccupancyMaxActiveBlocksPerMultiprocessor) on the compiled
+    kernel when CuPy exposes it; otherwise the CUDA occupancy rules from the kernel's register count:
+    min(blocks/SM limit, threads/SM // block, (registers/SM // (ceil(regs x 32 / 256) x 256)) // warps per block).
+    """
+    info = bk.device_info()
+    try:
+        n = int(bk.xp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kern.kernel.ptr, int(block), 0))
+        if n > 0:
+            return n, "cuOccupancyMaxActiveBlocksPerMultiprocessor"
+    except Exception:
+        pass
+    by_threads = info["max_threads_per_sm"] // block
+    limit = min(info.get("max_blocks_per_sm", 16), by_threads)
+    try:
+        regs = int(kern.num_regs)
+        per_warp = -(-regs * 32 // 256) * 256
+        warps = info.get("registers_per_sm", 65536) // max(1, per_warp)
+        return max(1, min(limit, warps // max(1, block // 32))), f"register count ({regs} per thread)"
+    except Exception:
+        return max(1, limit), "thread limit only (register count unavailable)"
+
+
+def wave_grid(bk, kern, block: int = 256, waves: int = 1) -> dict:
+    """Launch shape of `waves` whole waves of resident blocks: {"grid", "block", "blocks_per_sm", ...}."""
+    per_sm, how = resident_blocks(bk, kern, block)
+    sms = bk.device_info()["sm_count"]
+    return {"grid": max(1, waves * sms * per_sm), "block": int(block), "blocks_per_sm": per_sm,
+            "occupancy": per_sm * block / bk.device_info()["max_threads_per_sm"], "occupancy_from": how}
+
+
+def tf32_state(bk) -> dict:
+    """Whether float32 matmuls may run on TF32 tensor cores: CuPy's CUPY_TF32 variable and the
+    current compute type for float32 (7 = TF32 in cupy/_core/_routines_linalg.pyx)."""
+    import os
+    env = os.environ.get("CUPY_TF32")
+    state = {"CUPY_TF32": env, "enabled": env not in (None, "", "0")}
+    if bk.is_gpu:
+        try:
+            ct = int(bk.xp._core.get_compute_type(np.float32))
+            state.update(compute_type=ct, enabled=state["enabled"] or ct == 7)
+        except Exception:
+            pass
+    else:
+        state["enabled"] = False
+    return state
+
+
+def memory_cap(bk, fraction: float = 0.4):
+    """Bytes an experiment's arrays may take on the CPU: `fraction` of what is available (None: no limit known)."""
+    if bk.is_gpu:
+        return None
+    from hwlib.device_info import available_memory_bytes
+    avail = available_memory_bytes()
+    return int(avail * fraction) if avail else None
+
+
+def dram_elements(bk, itemsize: int, base: int, factor: int = 4, arrays: int = 3, fraction: float = 0.4):
+    """(elements per array, note): max(base, factor x cache / itemsize) - each array `factor` times the
+    largest cache, so the working set lives in DRAM - but on a CPU no more than `fraction` of the
+    available memory for `arrays` arrays (the note then says so; None when not capped)."""
+    n = max(int(base), factor * bk.cache_bytes() // itemsize)
+    cap = memory_cap(bk, fraction)
+    if cap is not None and arrays * n * itemsize > cap:
+        capped = max(1 << 16, cap // (arrays * itemsize) // 4096 * 4096)
+        if capped < n:
+            return capped, (f"arrays capped at {capped * itemsize / 2**20:.0f} MiB each by available memory "
+                            f"({cap / 2**30:.1f} GiB usable, {fraction:.0%} of what is free) instead of "
+                            f"{n * itemsize / 2**20:.0f} MiB ({factor} x the {bk.cache_bytes() / 2**20:.0f} MiB cache)")
+    return n, None

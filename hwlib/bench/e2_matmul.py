@@ -23,9 +23,11 @@ def random(bk, shape, dtype, seed: int = 0):
 
 
 def time_matmul(bk, a, b, out, samples: int = 5, max_total_s: float = 5.0):
-    """Timing of out = a @ b (preallocated out, nothing allocated in the timed region)."""
+    """Timing of out = a @ b (preallocated out, nothing allocated in the timed region). On a GPU the
+    calls of a sample are replayed from a CUDA graph, so a small GEMM is not timed as its launch cost."""
     xp = bk.xp
-    return timing.measure(lambda: xp.matmul(a, b, out=out), bk, samples=samples, max_total_s=max_total_s)
+    return timing.measure(lambda: xp.matmul(a, b, out=out), bk, samples=samples, max_total_s=max_total_s,
+                          graph=bk.is_gpu)
 
 
 def point(m, n, k, itemsize, t, **extra) -> dict:
@@ -34,7 +36,8 @@ def point(m, n, k, itemsize, t, **extra) -> dict:
     return {"m": int(m), "n": int(n), "k": int(k), "flops": flops, "bytes": nbytes,
             "intensity": flops / nbytes, "seconds": t.median_s, "seconds_best": t.best_s,
             "first_call_s": t.first_call_s, "flops_per_s": _common.rate(flops, t.median_s),
-            "bytes_per_s": _common.rate(nbytes, t.median_s), **extra}
+            "bytes_per_s": _common.rate(nbytes, t.median_s), "launch_bound": t.launch_bound, "graph": t.graph,
+            **extra}
 
 
 def matmul(xp=None, sizes=None, dtypes=None, batches=None, weight_shape=None, quick: bool = False,
@@ -56,9 +59,12 @@ def matmul(xp=None, sizes=None, dtypes=None, batches=None, weight_shape=None, qu
         gpu_quick=_common.powers_of_two(1, 1024), cpu_quick=_common.powers_of_two(1, 128)))
     k, n = _common.check_sizes("weight_shape", weight_shape or ((8192, 8192) if bk.is_gpu else (4096, 4096)))
     skinny_dtype = dtypes[0]
+    tf32 = _common.tf32_state(bk)
     rec = _common.new_record("matmul", bk, "E2 matmul throughput vs size", {
         "sizes": sizes, "dtypes": [d.name for d in dtypes], "batches": batches,
-        "weight_shape": [k, n], "skinny_dtype": skinny_dtype.name, "samples": samples}, notes=[
+        "weight_shape": [k, n], "skinny_dtype": skinny_dtype.name, "samples": samples, "tf32": tf32}, notes=[
+        "tf32: whether float32 products may use TF32 tensor cores (CUPY_TF32=1) - a float32 row with tf32=True "
+        "is not an IEEE float32 rate",
         "flops = 2 m n k; bytes = (m k + k n + m n) x itemsize (each operand once); rates use the median time",
         "square GEMMs below a few MB fit in cache and take microseconds: launch/overhead-bound, not DRAM-bound",
     ])
@@ -70,7 +76,8 @@ def matmul(xp=None, sizes=None, dtypes=None, batches=None, weight_shape=None, qu
             a, b = random(bk, (size, size), dt, 1), random(bk, (size, size), dt, 2)
             out = bk.xp.empty((size, size), dtype=dt)
             t = time_matmul(bk, a, b, out, samples)
-            rec["results"].append(point(size, size, size, dt.itemsize, t, shape="square", dtype=dt.name, size=size))
+            rec["results"].append(point(size, size, size, dt.itemsize, t, shape="square", dtype=dt.name, size=size,
+                                        **({"tf32": tf32["enabled"]} if dt == np.float32 else {})))
             del a, b, out
     w = random(bk, (k, n), skinny_dtype, 3)
     for m in batches:
@@ -79,5 +86,6 @@ def matmul(xp=None, sizes=None, dtypes=None, batches=None, weight_shape=None, qu
         out = bk.xp.empty((m, n), dtype=skinny_dtype)
         t = time_matmul(bk, x, w, out, samples)
         rec["results"].append(point(m, n, k, skinny_dtype.itemsize, t, shape="skinny",
-                                    dtype=skinny_dtype.name, batch=m, weight_bytes=k * n * skinny_dtype.itemsize))
+                                    dtype=skinny_dtype.name, batch=m, weight_bytes=k * n * skinny_dtype.itemsize,
+                                    **({"tf32": tf32["enabled"]} if skinny_dtype == np.float32 else {})))
     return rec

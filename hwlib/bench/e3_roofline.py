@@ -20,14 +20,20 @@ from hwlib.bench import _common, cpu, timing
 A, B = 0.999, 0.001  # keeps v bounded for any k
 
 
-def _gpu_fn(bk, x, out, k):
-    cp = bk.xp
-    name = "fma_sweep_f64" if x.dtype == np.float64 else "fma_sweep_f32"
-    kern = cp.RawKernel(_common.kernel_source("roofline.cu"), name, options=(f"-DITERS={k}",))
-    block = 256
-    grid = _common.gpu_grid(bk, block)
+BLOCK = 256
+
+
+def _gpu_kernel(bk, dtype, k):
+    """(RawKernel for k FMAs per element, its launch shape: whole waves of resident blocks)."""
+    name = "fma_sweep_f64" if np.dtype(dtype) == np.float64 else "fma_sweep_f32"
+    kern = bk.xp.RawKernel(_common.kernel_source("roofline.cu"), name, options=(f"-DITERS={k}",))
+    return kern, _common.wave_grid(bk, kern, BLOCK)
+
+
+def _gpu_fn(kern, shape, x, out):
     args = (x, out, np.int64(x.size), x.dtype.type(A), x.dtype.type(B))  # exact C types: long long, T, T
-    return lambda: kern((grid,), (block,), args)
+    grid = (shape["grid"],)
+    return lambda: kern(grid, (shape["block"],), args)
 
 
 def _cpu_fn(x, k, threads):
@@ -77,21 +83,34 @@ def roofline(xp=None, iters=None, dtypes=None, n: int | None = None, quick: bool
     if not gpu:
         rec["notes"].append("CPU: each FMA is two NumPy ufunc passes over an L2-resident chunk; the flat "
                             "roof is NumPy's in-cache ufunc rate, far below the core's FMA peak")
+    if gpu:
+        rec["notes"].append("GPU: grid = whole waves of resident blocks from the occupancy calculator (the kernel's "
+                            "registers decide how many 256-thread blocks fit on an SM), never a partial wave")
+    step, steps = 0, len(dtypes) * len(iters)
     for dt in dtypes:
-        n_max = n or max(4 * bk.cache_bytes() // dt.itemsize, 1 << 26 if gpu else 1 << 23)
-        n_min = min(n_max, 4 * _common.gpu_grid(bk) * 256 * 4 if gpu else 1 << 16)  # fill every lane
+        n_max = n or _common.dram_elements(bk, dt.itemsize, 1 << 26 if gpu else 1 << 23, factor=4, arrays=1)[0]
+        lanes = _common.gpu_grid(bk, BLOCK) * BLOCK if gpu else 1
+        n_min = min(n_max, 16 * lanes if gpu else 1 << 16)  # every lane gets work
         x = bk.xp.full(n_max, 0.5, dtype=dt)
-        out = bk.xp.zeros(_common.gpu_grid(bk) * 256 if gpu else 1, dtype=dt)
+        out = bk.xp.zeros(lanes, dtype=dt)
         for k in iters:
+            step += 1
             nk = int(min(n_max, max(n_min, target_flops // (2 * k + 1))))
             xs = x[:nk]
-            _common.say(progress, f"roofline: {dt.name} k={k} n={nk}")
-            fn = _gpu_fn(bk, xs, out, k) if gpu else _cpu_fn(xs, k, threads)
+            _common.say(progress, f"roofline ({step}/{steps}): {dt.name} k={k} n={nk}")
+            shape = {}
+            if gpu:
+                kern, shape = _gpu_kernel(bk, dt, k)
+                fn = _gpu_fn(kern, shape, xs, out)
+            else:
+                fn = _cpu_fn(xs, k, threads)
             t = timing.measure(fn, bk, samples=samples)
             flops, nbytes = float((2 * k + 1) * nk), float(nk * dt.itemsize)
             rec["results"].append({
                 "dtype": dt.name, "iters": k, "n": nk, "flops": flops, "bytes": nbytes,
                 "intensity": flops / nbytes, "seconds": t.median_s, "first_call_s": t.first_call_s,
-                "flops_per_s": _common.rate(flops, t.median_s), "bytes_per_s": _common.rate(nbytes, t.median_s)})
+                "flops_per_s": _common.rate(flops, t.median_s), "bytes_per_s": _common.rate(nbytes, t.median_s),
+                "launch_bound": t.launch_bound,
+                **{key: shape[key] for key in ("grid", "block", "blocks_per_sm", "occupancy") if key in shape}})
         del x, out
     return rec

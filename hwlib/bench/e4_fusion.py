@@ -27,11 +27,12 @@ def _quadratic(x, a, b, c):
 
 
 def _gpu_fused(cp):
-    if "fuse" not in _gpu_kernels:
-        _gpu_kernels["fuse"] = cp.fuse(kernel_name="hwlib_quadratic")(_quadratic)
-        _gpu_kernels["ek"] = cp.ElementwiseKernel("T x, T a, T b, T c", "T y", "y = (a * x + b) * x + c",
-                                                  "hwlib_quadratic_ek")
-    return _gpu_kernels["fuse"], _gpu_kernels["ek"]
+    key = id(cp)  # per CuPy module object (tests swap stand-ins)
+    if key not in _gpu_kernels:
+        _gpu_kernels[key] = (cp.fuse(kernel_name="hwlib_quadratic")(_quadratic),
+                             cp.ElementwiseKernel("T x, T a, T b, T c", "T y", "y = (a * x + b) * x + c",
+                                                  "hwlib_quadratic_ek"))
+    return _gpu_kernels[key]
 
 
 def _variants(bk, x, y, t):
@@ -68,13 +69,30 @@ def _variants(bk, x, y, t):
     return v
 
 
+def default_sizes(bk, quick: bool, itemsize: int = 4) -> list:
+    """Element counts: powers of 4 from 2^16 (GPU) / 2^14 (CPU) up to the first power of two whose
+    array is >= 4 x the largest cache (GPU L2 / CPU LLC), so the largest point really streams from
+    DRAM on every device (an H200's 60 MiB L2 holds a 2^24-element float32 array). quick keeps three
+    points: the smallest, one in the middle, the DRAM one (on a CPU, quick asks only 2 x LLC). On a CPU
+    the largest is capped by memory (the expression variant holds 6 arrays)."""
+    lo = 1 << 16 if bk.is_gpu else 1 << 14
+    top_n = _common.dram_elements(bk, itemsize, 1 << (24 if quick else 26) if bk.is_gpu else 1 << (22 if quick else 24),
+                                  factor=2 if quick and not bk.is_gpu else 4, arrays=6)[0]
+    top = 1 << max(lo.bit_length(), (int(top_n) - 1).bit_length())
+    if not bk.is_gpu:
+        cap = _common.memory_cap(bk)
+        while cap is not None and top > lo and 6 * top * itemsize > cap:
+            top //= 2
+    sizes = [lo << (2 * i) for i in range(64) if lo << (2 * i) < top] + [top]
+    return [sizes[0], sizes[len(sizes) // 2], sizes[-1]] if quick and len(sizes) > 3 else sizes
+
+
 def fusion(xp=None, sizes=None, dtype="float32", quick: bool = False, samples: int = 5, progress=None) -> dict:
-    """Run E4; results hold one point per (variant, n) with bytes_moved, seconds, speedup."""
+    """Run E4; results hold one point per (variant, n) with bytes_moved, seconds, speedup (sizes: see
+    default_sizes)."""
     bk = _common.resolve(xp)
     dtype = np.dtype(dtype)
-    sizes = _common.check_sizes("sizes", sizes or _common.sizes_for(
-        bk, quick, [1 << p for p in range(16, 27, 2)], [1 << p for p in range(14, 25, 2)],
-        gpu_quick=[1 << 16, 1 << 20, 1 << 24], cpu_quick=[1 << 14, 1 << 18, 1 << 22]))
+    sizes = _common.check_sizes("sizes", sizes or default_sizes(bk, quick, dtype.itemsize))
     rec = _common.new_record("fusion", bk, "E4 elementwise fusion: y = a x^2 + b x + c", {
         "sizes": sizes, "dtype": dtype.name, "samples": samples, "threads": None if bk.is_gpu else 1}, notes=[
         "bytes_moved = accesses per element x itemsize x n: expression 12, out_buffers 9, fused 2",
@@ -103,6 +121,6 @@ def fusion(xp=None, sizes=None, dtype="float32", quick: bool = False, samples: i
                 "variant": name, "n": int(n), "passes": PASSES[name], "bytes_moved": int(moved),
                 "seconds": tm.median_s, "seconds_best": tm.best_s, "first_call_s": tm.first_call_s,
                 "bytes_per_s": _common.rate(moved, tm.median_s), "elements_per_s": _common.rate(n, tm.median_s),
-                "speedup": ref / tm.median_s if tm.median_s > 0 else None})
+                "speedup": ref / tm.median_s if tm.median_s > 0 else None, "launch_bound": tm.launch_bound})
         del x, y, t
     return rec

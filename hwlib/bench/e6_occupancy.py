@@ -25,46 +25,72 @@ def occupancy(xp=None, ilps=(1, 2, 4, 8), n: int | None = None, threads=None, qu
     return _gpu(bk, ilps, n, quick, samples, progress) if bk.is_gpu else _cpu(bk, n, threads, quick, samples, progress)
 
 
+def warps_per_sm_steps(per_sm_threads: int) -> list:
+    """1, 2, 4, ... warps per SM and the SM's full count (48 on sm_86/89, which is no power of two)."""
+    full = per_sm_threads // 32
+    return sorted(set(_common.powers_of_two(1, full) + [full]))
+
+
+def launch_shape(bk, kern, warps: int) -> dict:
+    """Blocks that put `warps` warps on every SM in one wave: the largest block (<= 1024 threads, a
+    multiple of 32 dividing 32 x warps) whose block count fits the SM's block limit and the occupancy
+    calculator; when registers allow fewer, the grid shrinks to what fits (occupancy says so)."""
+    info = bk.device_info()
+    sms, threads = info["sm_count"], 32 * warps
+    for block in range(min(info.get("max_threads_per_block", 1024), threads) // 32 * 32, 31, -32):
+        if threads % block or threads // block > info.get("max_blocks_per_sm", 16):
+            continue
+        fit, how = _common.resident_blocks(bk, kern, block)
+        per_sm = min(threads // block, fit)
+        return {"block": block, "grid": sms * per_sm, "threads": sms * per_sm * block,
+                "occupancy": per_sm * block / info["max_threads_per_sm"], "occupancy_from": how}
+    raise ValueError(f"no block size gives {warps} warps per SM on this GPU")
+
+
 def _gpu(bk, ilps, n, quick, samples, progress) -> dict:
     cp = bk.xp
     info = bk.device_info()
     sms, per_sm = info["sm_count"], info["max_threads_per_sm"]
     ilps = _common.check_sizes("ilps", ilps if not quick else [i for i in ilps if i in (1, 4)] or ilps)
-    counts = [sms * 32 * w for w in _common.powers_of_two(1, per_sm // 32)]  # 1 warp/SM ... full
+    warps = warps_per_sm_steps(per_sm)
     n_max = n or max(1 << 26, 4 * bk.cache_bytes() // 4)
     x = cp.ones(n_max, dtype=cp.float32)
     out = cp.zeros(sms * per_sm, dtype=cp.float32)
     src = _common.kernel_source("occupancy.cu")
     rec = _common.new_record("occupancy", bk, TITLE, {
-        "ilps": ilps, "thread_counts": counts, "n_max": n_max, "sm_count": sms,
-        "max_threads_per_sm": per_sm, "samples": samples}, notes=[
+        "ilps": ilps, "warps_per_sm": warps, "thread_counts": [sms * 32 * w for w in warps], "n_max": n_max,
+        "sm_count": sms, "max_threads_per_sm": per_sm, "samples": samples}, notes=[
         "bytes_in_flight = threads x ILP x 4 B; implied_latency_s = bytes_in_flight / bytes_per_s (Little's law)",
         "bytes = elements actually read = floor(n / (ILP x threads)) x ILP x threads x 4 B",
+        "occupancy = resident threads / max threads per SM, from the occupancy calculator (registers can cap it)",
     ])
+    step, steps = 0, len(ilps) * len(warps)
     for ilp in ilps:
         kern = cp.RawKernel(src, "read_ilp", options=(f"-DILP={ilp}",))
-        for total in counts:
-            block = min(1024, max(32, total // sms // 32 * 32))
-            grid = total // block
+        for w in warps:
+            step += 1
+            shape = launch_shape(bk, kern, w)
+            total, block, grid = shape["threads"], shape["block"], shape["grid"]
             in_flight = total * ilp * 4
             # keep each call near 5 ms at a guessed 600 ns latency, but never inside L2
             guess_bw = in_flight / 600e-9
             nk = int(min(n_max, max(4 * bk.cache_bytes() // 4, guess_bw * 5e-3 / 4)))
-            steps = nk // (total * ilp)
-            read = steps * total * ilp * 4
-            _common.say(progress, f"occupancy: ILP {ilp}, {total} threads ({block} x {grid})")
+            steps_k = nk // (total * ilp)
+            read = steps_k * total * ilp * 4
+            _common.say(progress, f"occupancy ({step}/{steps}): ILP {ilp}, {total} threads ({block} x {grid})")
             args = (x, out, np.int64(nk))
             t = timing.measure(lambda: kern((grid,), (block,), args), bk, samples=samples)
             bw = _common.rate(read, t.median_s)
             rec["results"].append({
-                "threads": total, "block": block, "grid": grid, "ilp": ilp, "occupancy": total / (sms * per_sm),
-                "bytes_in_flight": in_flight, "bytes": read, "seconds": t.median_s, "bytes_per_s": bw,
-                "implied_latency_s": in_flight / bw if bw > 0 else None})
+                "threads": total, "block": block, "grid": grid, "ilp": ilp, "warps_per_sm": w,
+                "occupancy": shape["occupancy"], "bytes_in_flight": in_flight, "bytes": read, "seconds": t.median_s,
+                "bytes_per_s": bw, "implied_latency_s": in_flight / bw if bw > 0 else None,
+                "launch_bound": t.launch_bound})
     return rec
 
 
 def _cpu(bk, n, threads, quick, samples, progress) -> dict:
-    n = n or max(1 << 24, 4 * bk.cache_bytes() // 8)
+    n = n or _common.dram_elements(bk, 8, 1 << 22 if quick else 1 << 24, factor=2 if quick else 4, arrays=1)[0]
     counts = _common.check_sizes("threads", threads or list(range(1, 2 * cpu.cores() + 1)))
     x = np.ones(n, dtype=np.float64)
     sums = np.zeros(max(counts))

@@ -55,9 +55,26 @@ def _entry(fmt, n=None, t=None, **extra) -> dict:
     if t is not None:
         flops = 2.0 * n ** 3
         row.update(seconds=t.median_s, first_call_s=t.first_call_s, flops=flops,
-                   flops_per_s=_common.rate(flops, t.median_s))
+                   flops_per_s=_common.rate(flops, t.median_s), launch_bound=t.launch_bound)
     row.update(extra)
     return row
+
+
+def _failed(fmt, exc, **extra) -> dict:
+    """A format whose run raised: status "failed", the error in one line; the other formats still run."""
+    return {"format": fmt, "status": "failed", "n": None, "reason": _common.one_line(exc), **extra}
+
+
+def _has_bf16(cp) -> str | None:
+    """None when CuPy can hold bfloat16 arrays, else why not (CuPy < 14 has no bfloat16 dtype)."""
+    try:
+        major = int(str(cp.__version__).split(".")[0])
+    except ValueError:
+        major = 14
+    if major < 14:
+        return (f"CuPy {cp.__version__} has no bfloat16 (it arrived in CuPy 14; "
+                'pip install "hwlib[gpu-cuda12]" brings it)')
+    return None
 
 
 def _time(bk, n, dtype, samples):
@@ -72,7 +89,8 @@ def _gpu(bk, fmt, n, samples) -> dict:
     cc = int(bk.device_info()["compute_capability"])
     if fmt in ("fp32", "fp16"):
         dt = np.float32 if fmt == "fp32" else np.float16
-        return _entry(fmt, n, _time(bk, n, dt, samples), dtype=np.dtype(dt).name, rel_error=_accuracy(bk, fmt))
+        tf32 = {"tf32": _common.tf32_state(bk)["enabled"]} if fmt == "fp32" else {}
+        return _entry(fmt, n, _time(bk, n, dt, samples), dtype=np.dtype(dt).name, rel_error=_accuracy(bk, fmt), **tf32)
     if fmt == "tf32":
         if cc < 80:
             return _entry(fmt, reason=f"TF32 needs compute capability >= 8.0 (Ampere); this GPU is sm_{cc}")
@@ -81,14 +99,14 @@ def _gpu(bk, fmt, n, samples) -> dict:
         try:
             core.set_compute_type(cp.float32, 7)  # 7 = COMPUTE_TYPE_TF32 (cupy/_core/_routines_linalg.pyx)
             return _entry(fmt, n, _time(bk, n, np.float32, samples), dtype="float32 (TF32 tensor cores)",
-                          rel_error=_accuracy(bk, fmt))
+                          rel_error=_accuracy(bk, fmt), tf32=True)
         finally:
             core.set_compute_type(cp.float32, old)
     if fmt == "bf16":
-        try:
-            row = _entry(fmt, n, _time(bk, n, _bf16(), samples), dtype="bfloat16", rel_error=_accuracy(bk, fmt))
-        except Exception as exc:  # CuPy < 14, NumPy < 2.1.2, old CUDA: say why
-            return _entry(fmt, reason=f"bf16 matmul failed in CuPy {cp.__version__}: {_short(exc)}")
+        missing = _has_bf16(cp)
+        if missing:
+            return _entry(fmt, reason=missing)
+        row = _entry(fmt, n, _time(bk, n, _bf16(), samples), dtype="bfloat16", rel_error=_accuracy(bk, fmt))
         if cc < 80:
             row["note"] = f"sm_{cc} has no bf16 tensor cores: expect this to be slower than fp32"
         return row
@@ -110,6 +128,15 @@ def _fp8_torch(bk, n, samples, cc) -> dict:
     except Exception as exc:
         return _entry("fp8", reason=f"CuPy has no fp8 dtype and PyTorch is unusable ({_short(exc)})",
                       rel_error_emulated=_accuracy(bk, "fp8"))
+    try:
+        return _fp8_timed(bk, torch, n, samples)
+    except Exception as exc:  # an old torch (no float8), cuBLASLt refusing the case, a CUDA error
+        row = _failed("fp8", exc, rel_error_emulated=_accuracy(bk, "fp8"))
+        row["reason"] = f"fp8 through PyTorch {getattr(torch, '__version__', '?')} torch._scaled_mm failed: {row['reason']}"
+        return row
+
+
+def _fp8_timed(bk, torch, n, samples) -> dict:
     from hwlib.bench import timing
     a = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn)
     b = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn).t()  # column-major, as cuBLASLt wants
@@ -156,7 +183,13 @@ def formats(xp=None, n: int | None = None, which=FORMATS, quick: bool = False, s
     if not bk.is_gpu:
         rec["results"].append(_entry("fp64", n, _time(bk, n, np.float64, samples), dtype="float64",
                                      rel_error=_accuracy(bk, "fp64")))
-    for fmt in wanted:
-        _common.say(progress, f"formats: {fmt}")
-        rec["results"].append(_gpu(bk, fmt, n, samples) if bk.is_gpu else _cpu(bk, fmt, n, n_soft, samples))
+    for i, fmt in enumerate(wanted, 1):
+        _common.say(progress, f"formats ({i}/{len(wanted)}): {fmt}")
+        try:
+            rec["results"].append(_gpu(bk, fmt, n, samples) if bk.is_gpu else _cpu(bk, fmt, n, n_soft, samples))
+        except Exception as exc:  # noqa: BLE001 - out of memory, a cuBLAS error: this format only
+            _common.free_device_memory(bk)
+            rec["results"].append(_failed(fmt, exc))
+    if bk.is_gpu:
+        rec["parameters"]["tf32"] = _common.tf32_state(bk)
     return rec

@@ -18,21 +18,27 @@ from hwlib.bench import _common, timing
 TITLE = "E8 decode: tokens/s vs batch against the bandwidth bound"
 
 
-def _bandwidth(bk, bandwidth, progress):
-    """bytes/s for the bound, and where it came from."""
+def _bandwidth(bk, bandwidth, progress, quick=False):
+    """bytes/s for the bound (None when nothing is known), and where it came from."""
     if isinstance(bandwidth, dict):  # an E1 record
-        best = max(r["bytes_per_s"] for r in bandwidth["results"] if r["kernel"] in ("copy", "triad"))
-        return best, f"E1 record ({bandwidth.get('source', 'live')}, best of copy/triad)"
+        rows = [r["bytes_per_s"] for r in bandwidth.get("results", []) if r.get("kernel") in ("copy", "triad")]
+        if not rows:
+            raise ValueError("bandwidth: the E1 record has no copy/triad results (status "
+                             f"{bandwidth.get('status')!r}); pass bytes/s, an E1 record with results, or None")
+        return max(rows), f"E1 record ({bandwidth.get('source', 'live')}, best of copy/triad)"
     if bandwidth:
         return float(bandwidth), "given"
     info = bk.device_info()
     if bk.is_gpu:
         if info.get("spec_bandwidth"):
             return info["spec_bandwidth"], f"spec sheet ({info['spec']})"
-        return info["theoretical_bandwidth"], "theoretical 2 x memory clock x bus width / 8"
+        if info.get("theoretical_bandwidth"):
+            return info["theoretical_bandwidth"], "theoretical 2 x memory clock x bus width / 8"
+        return None, ("unknown: not on the spec sheet and the driver reports no memory clock or bus width "
+                      "(pass bandwidth= in bytes/s)")
     from hwlib.bench.e1_bandwidth import bandwidth as e1
-    _common.say(progress, "decode: measuring CPU bandwidth (E1 copy/triad) for the bound")
-    return _bandwidth(bk, e1(bk, sweep=False, samples=3), progress)
+    _common.say(progress, f"decode: measuring CPU bandwidth (E1 copy/triad{', quick' if quick else ''}) for the bound")
+    return _bandwidth(bk, e1(bk, sweep=False, samples=3, quick=quick), progress)
 
 
 def decode(xp=None, d: int | None = None, layers: int | None = None, batches=None, dtype=None,
@@ -48,11 +54,13 @@ def decode(xp=None, d: int | None = None, layers: int | None = None, batches=Non
         bk, quick, _common.powers_of_two(1, 256), _common.powers_of_two(1, 256),
         gpu_quick=[1, 4, 16, 64, 256], cpu_quick=[1, 4, 16, 64]))
     weight_bytes = layers * d * d * dtype.itemsize
-    bw, bw_source = _bandwidth(bk, bandwidth, progress)
+    bw, bw_source = _bandwidth(bk, bandwidth, progress, quick)
     rec = _common.new_record("decode", bk, TITLE, {
         "d": d, "layers": layers, "dtype": dtype.name, "weight_bytes": weight_bytes, "batches": batches,
         "bandwidth": bw, "bandwidth_source": bw_source, "samples": samples}, notes=[
         "bound_tokens_per_s = batch x bandwidth / weight_bytes (hwlib.flops.decode_tokens_per_s_bound)",
+        "GPU: a step is L small matmuls (~8 us each on an H100 at batch 1), less than launching them costs; "
+        "when plain launches are launch-bound the step is replayed from a CUDA graph (graph=True)",
         "effective bytes_per_s = weight_bytes / step time; flops per step = 2 x layers x d^2 x batch",
     ])
     spec = bk.device_info().get("spec")
@@ -73,13 +81,16 @@ def decode(xp=None, d: int | None = None, layers: int | None = None, batches=Non
             for layer in range(layers):
                 bk.xp.matmul(w[layer], src, out=ys[layer % 2])
                 src = ys[layer % 2]
-        _common.say(progress, f"decode: batch {b}")
-        t = timing.measure(step, bk, samples=samples)
+        _common.say(progress, f"decode ({batches.index(b) + 1}/{len(batches)}): batch {b}")
+        t = timing.measure(step, bk, samples=samples, graph=gpu)  # a CUDA graph when launches dominate
         step_flops = 2.0 * layers * d * d * b
         row = {"batch": b, "seconds": t.median_s, "seconds_best": t.best_s, "first_call_s": t.first_call_s,
                "tokens_per_s": _common.rate(b, t.median_s), "bytes_per_s": _common.rate(weight_bytes, t.median_s),
                "flops_per_s": _common.rate(step_flops, t.median_s), "intensity": step_flops / weight_bytes,
-               "bound_tokens_per_s": _flops.decode_tokens_per_s_bound(weight_bytes, bw, b)}
+               "bound_tokens_per_s": _flops.decode_tokens_per_s_bound(weight_bytes, bw, b) if bw else None,
+               "launch_bound": t.launch_bound, "graph": t.graph}
+        if t.graph_error:
+            row["graph_error"] = t.graph_error
         if peak:
             row["compute_bound_tokens_per_s"] = peak / (2.0 * layers * d * d)
         rec["results"].append(row)

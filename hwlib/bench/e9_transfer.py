@@ -3,7 +3,9 @@
 bandwidth = bytes copied / time, bytes counted once per copy (nvbandwidth's convention). Two kinds of
 host buffer: pageable NumPy memory (the driver stages it through a pinned bounce buffer) and pinned
 memory from cupyx.empty_pinned (DMA straight from the page-locked buffer - usually faster).
-Directions: h2d = device_array.set(host), d2h = device_array.get(out=host).
+Both directions are the same call, cudaMemcpyAsync on the current stream (cupy.cuda.runtime.memcpyAsync),
+timed with events around a batch of copies, as nvbandwidth does: ``ndarray.get()`` would synchronise
+the stream on every call (its default blocking=True) and time the host's waits as well as the copy.
 On a CPU there is no device: the record says the experiment does not apply.
 """
 from __future__ import annotations
@@ -27,15 +29,30 @@ def transfer(xp=None, sizes=None, quick: bool = False, samples: int = 5, progres
                                                    [1 << p for p in range(16, 29, 2)]))
     rec = _common.new_record("transfer", bk, TITLE, {"sizes": sizes, "samples": samples}, notes=[
         "bytes counted once per copy; pinned = cupyx.empty_pinned, pageable = numpy.empty"])
+    rt = cp.cuda.runtime
+    step, steps = 0, 4 * len(sizes)
     for nbytes in sizes:
         dev = cp.empty(nbytes, dtype=cp.uint8)
         hosts = {"pageable": np.ones(nbytes, dtype=np.uint8), "pinned": cupyx.empty_pinned(nbytes, dtype=np.uint8)}
         hosts["pinned"][...] = 1
         for kind, host in hosts.items():
-            for direction, fn in (("h2d", lambda: dev.set(host)), ("d2h", lambda: dev.get(out=host))):
-                _common.say(progress, f"transfer: {direction} {kind} {nbytes} B")
+            for direction in ("h2d", "d2h"):
+                step += 1
+                fn = _copy(cp, rt, dev, host, nbytes, direction)
+                _common.say(progress, f"transfer ({step}/{steps}): {direction} {kind} {nbytes} B")
                 t = timing.measure(fn, bk, samples=samples, max_total_s=2.0)
                 rec["results"].append({"direction": direction, "host_memory": kind, "bytes": nbytes,
-                                       "seconds": t.median_s, "bytes_per_s": _common.rate(nbytes, t.median_s)})
+                                       "seconds": t.median_s, "bytes_per_s": _common.rate(nbytes, t.median_s),
+                                       "launch_bound": t.launch_bound})
         del dev, hosts
     return rec
+
+
+def _copy(cp, rt, dev, host, nbytes: int, direction: str):
+    """One asynchronous copy of nbytes between the device array and the host buffer, on the current stream."""
+    dptr, hptr = int(dev.data.ptr), int(host.ctypes.data)
+    if direction == "h2d":
+        dst, src, kind = dptr, hptr, rt.memcpyHostToDevice
+    else:
+        dst, src, kind = hptr, dptr, rt.memcpyDeviceToHost
+    return lambda: rt.memcpyAsync(dst, src, nbytes, kind, cp.cuda.get_current_stream().ptr)

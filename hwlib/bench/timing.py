@@ -10,12 +10,22 @@ GPU: CUDA events recorded on the current stream around a batch of back-to-back c
 * the median (robust) and the best (STREAM's convention) per-call time are both kept;
 * ``flush=True`` writes a scratch buffer of >= 2 x the last-level cache before *every* call, outside
   the timed region, so each call starts with a cold cache (Triton/mamf-finder do the same).
+
+Launch-bound detection (GPU): launches are asynchronous, so the host's own cost of issuing a call
+is the wall time of the first few (<= 64, before the launch queue can fill) calls of a sample divided by
+their number. When the device time per call is no more than 1.2 x that host cost, the GPU sat idle
+waiting for the next launch and the time measures Python and the driver, not the GPU: the Timing says
+``launch_bound=True``. ``graph=True``: when plain launches come out launch-bound, time again with a
+sample's calls captured into one CUDA graph (cupy.cuda.Stream.begin_capture) and replayed, so one
+host launch drives many kernels (compute-bound calls never need it, and never risk it); where capture
+fails (an old CuPy, an operation that cannot be captured) it falls back to plain launches and
+``graph_error`` says why.
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -32,6 +42,10 @@ class Timing:
     first_call_s: float = 0.0   # includes compilation / first-touch costs
     clock: str = "perf_counter"
     flushed: bool = False
+    host_per_call_s: float | None = None  # host cost of issuing one call (GPU), see module doc
+    launch_bound: bool = False
+    graph: bool = False                   # calls replayed from a CUDA graph
+    graph_error: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -51,21 +65,31 @@ def flush_cache(bk) -> int:
     return int(buf.nbytes)
 
 
+HOST_PROBE_CALLS = 64      # calls whose host time gives the launch cost (the launch queue holds ~1000)
+LAUNCH_BOUND_RATIO = 1.2  # device time per call <= this x host cost per call -> launch-bound
+MAX_GRAPH_CALLS = 4096    # calls captured into one graph at most
+
+
 class _Clock:
-    """Measures the wall time of `n` back-to-back calls of fn on the device."""
+    """Measures the device time of `n` back-to-back calls of fn, and the host's cost of issuing them."""
 
     def __init__(self, bk):
         self.bk = bk
         self.gpu = bk.is_gpu
+        self.host_s = []  # host seconds per call, one entry per timed batch (GPU)
         if self.gpu:
             self.start, self.end = bk.xp.cuda.Event(), bk.xp.cuda.Event()
 
-    def run(self, fn, n: int) -> float:
+    def run(self, fn, n: int, stream=None) -> float:
         if self.gpu:
-            self.start.record()
-            for _ in range(n):
+            probe = min(n, HOST_PROBE_CALLS)
+            self.start.record(stream)
+            t0 = time.perf_counter()
+            for i in range(n):
                 fn()
-            self.end.record()
+                if i + 1 == probe:
+                    self.host_s.append((time.perf_counter() - t0) / probe)
+            self.end.record(stream)
             self.end.synchronize()
             return self.bk.xp.cuda.get_elapsed_time(self.start, self.end) * 1e-3  # ms -> s
         t0 = time.perf_counter()
@@ -74,13 +98,27 @@ class _Clock:
         return time.perf_counter() - t0
 
 
+def _capture(bk, fn, n: int):
+    """(graph, stream) replaying `n` calls of fn as one CUDA graph; raises where capture fails."""
+    cp = bk.xp
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        try:
+            for _ in range(n):
+                fn()
+        finally:
+            graph = stream.end_capture()
+    return graph, stream
+
+
 def measure(fn, bk=None, *, warmup: int = 2, samples: int = 5, min_sample_s: float | None = None,
-            flush: bool = False, max_total_s: float = 5.0) -> Timing:
+            flush: bool = False, max_total_s: float = 5.0, graph: bool = False) -> Timing:
     """Time `fn()` (no arguments; allocate outside it) and return a Timing of per-call seconds.
 
     warmup: untimed calls after the first; samples: how many samples to take (fewer when they would
     take longer than `max_total_s` in all, but at least one); min_sample_s: defaults to 1 ms on a GPU
-    and 5 ms on a CPU.
+    and 5 ms on a CPU; graph (GPU): replay the calls of a sample from one CUDA graph.
     """
     bk = _backend.get() if bk is None else _backend.from_xp(bk)
     if samples < 1 or warmup < 0:
@@ -96,7 +134,29 @@ def measure(fn, bk=None, *, warmup: int = 2, samples: int = 5, min_sample_s: flo
         fn()
     bk.synchronize()
 
+    plain = _sample_loop(fn, bk, clock, samples, min_sample_s, flush, max_total_s, first, False)
+    if not (graph and bk.is_gpu and not flush and plain.launch_bound):
+        return plain
+    replay = _sample_loop(fn, bk, _Clock(bk), samples, min_sample_s, flush, max_total_s, first, True)
+    return replay if replay.graph else replace(plain, graph_error=replay.graph_error)
+
+
+def _sample_loop(fn, bk, clock, samples, min_sample_s, flush, max_total_s, first, use_graph) -> Timing:
+    """Grow the batch until a sample lasts min_sample_s, then take the samples (see measure)."""
+    graphs: dict = {}
+    graph_error = None
+
     def one_sample(repeats: int) -> float:
+        nonlocal use_graph, graph_error
+        if use_graph:
+            try:
+                if repeats not in graphs:
+                    graphs[repeats] = _capture(bk, fn, repeats)
+                g, stream = graphs[repeats]
+                return clock.run(lambda: g.launch(stream), 1, stream)
+            except Exception as exc:  # capture unsupported here: plain launches, and say why
+                use_graph, graph_error = False, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
+                bk.synchronize()
         if not flush:
             return clock.run(fn, repeats)
         total = 0.0
@@ -107,12 +167,22 @@ def measure(fn, bk=None, *, warmup: int = 2, samples: int = 5, min_sample_s: flo
         return total
 
     repeats, elapsed = 1, one_sample(1)
-    while elapsed < min_sample_s and repeats < 1 << 20:  # grow the batch until a sample is long enough
+    most = MAX_GRAPH_CALLS if use_graph else 1 << 20
+    while elapsed < min_sample_s and repeats < most:  # grow the batch until a sample is long enough
         per_call = max(elapsed / repeats, 1e-9)
-        repeats = min(max(2 * repeats, math.ceil(1.2 * min_sample_s / per_call)), 1 << 20)
+        repeats = min(max(2 * repeats, math.ceil(1.2 * min_sample_s / per_call)), most)
         elapsed = one_sample(repeats)
     n = min(samples, max(1, int(max_total_s // elapsed)))
     times = [elapsed / repeats] + [one_sample(repeats) / repeats for _ in range(n - 1)]
-    return Timing(median_s=float(np.median(times)), best_s=float(min(times)), samples_s=[float(t) for t in times],
+    median = float(np.median(times))
+    host = None
+    if bk.is_gpu and not use_graph and clock.host_s:
+        host = float(np.median(clock.host_s[-n:]))
+    elif bk.is_gpu and use_graph and clock.host_s:
+        host = float(np.median(clock.host_s[-n:])) / repeats  # one graph launch drives `repeats` calls
+    return Timing(median_s=median, best_s=float(min(times)), samples_s=[float(t) for t in times],
                   repeats=repeats, first_call_s=float(first),
-                  clock="cuda-events" if bk.is_gpu else "perf_counter", flushed=bool(flush))
+                  clock=("cuda-graph+events" if use_graph else "cuda-events") if bk.is_gpu else "perf_counter",
+                  flushed=bool(flush), host_per_call_s=host,
+                  launch_bound=bool(host is not None and median <= LAUNCH_BOUND_RATIO * host),
+                  graph=use_graph, graph_error=graph_error)

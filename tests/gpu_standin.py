@@ -1,0 +1,489 @@
+"""A CuPy stand-in that can fail like a GPU: NumPy arrays underneath, a simulated device clock on top.
+
+Not a GPU emulator: it models the things that decide whether hwlib.bench measures a real GPU right.
+
+* Devices with their real numbers (PROFILES: T4 sm_75, A10 sm_86, L4 sm_89, A100 sm_80, H200 sm_90):
+  SM count, L2 size, threads / blocks / registers per SM, memory clock and bus width, DRAM and L2
+  bandwidth, FP32 and tensor-core peaks.
+* Asynchronous launches: every launch costs the host `host_cost_s` of real (spun) time and queues
+  `work` seconds on a simulated device timeline; events read that timeline. So when the work per
+  launch is shorter than the host cost, events measure the host, as on a real GPU.
+* An L2 model: an array touched again before more than L2 bytes of other data went through is a
+  hit (L2 bandwidth), otherwise DRAM bandwidth. Raw kernels with a `reps` argument repeat their
+  traversal; grids that are not whole waves of resident blocks pay for the partial wave.
+* Registers per kernel (REGISTERS) and the driver's occupancy query, so launch shapes can be checked.
+* Failures: a CuPy without bfloat16 (version 13), out-of-memory against `memory_bytes`, CUDA errors
+  raised by named kernels or operations, and a PyTorch that imports but fails (`fake_torch`).
+* CUDA graphs: stream capture records launches; one graph launch costs one small host cost.
+
+Kernels that hwlib launches by name are emulated where tests check values (STREAM kernels on up to
+2^16 elements); the others (roofline, divergence, occupancy probes) only cost simulated time.
+Matmuls compute for operands of up to 2^18 elements, copies up to 64 KiB; larger ones are timed, not
+computed, so the host's cost of a launch stays the modelled one.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import re
+import time
+import types
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+# name, cc, SMs, L2, threads/SM, blocks/SM, regs/SM, mem clock kHz, bus bits, memory, DRAM B/s, L2 B/s,
+# fp32 FLOP/s, fp16 tensor FLOP/s  (vendor datasheets / CUDA deviceQuery; DRAM and L2 rates are
+# ~90 % of peak and published microbenchmarks, leads only)
+PROFILES = {
+    "T4": dict(name=b"Tesla T4", cc="75", sms=40, l2=4 << 20, threads_per_sm=1024, blocks_per_sm=16,
+               regs_per_sm=65536, mem_khz=5_001_000, bus=256, memory=15_828_320_256, dram=2.9e11, l2_bw=1.3e12,
+               fp32=8.1e12, tensor=6.5e13),
+    "A10": dict(name=b"NVIDIA A10", cc="86", sms=72, l2=6 << 20, threads_per_sm=1536, blocks_per_sm=16,
+                regs_per_sm=65536, mem_khz=6_251_000, bus=384, memory=23_836_229_632, dram=5.4e11, l2_bw=2.0e12,
+                fp32=3.1e13, tensor=1.25e14),
+    "L4": dict(name=b"NVIDIA L4", cc="89", sms=58, l2=48 << 20, threads_per_sm=1536, blocks_per_sm=24,
+               regs_per_sm=65536, mem_khz=6_251_000, bus=192, memory=23_034_920_960, dram=2.7e11, l2_bw=1.6e12,
+               fp32=3.0e13, tensor=1.21e14),
+    "A100": dict(name=b"NVIDIA A100-SXM4-80GB", cc="80", sms=108, l2=40 << 20, threads_per_sm=2048,
+                 blocks_per_sm=32, regs_per_sm=65536, mem_khz=1_593_000, bus=5120, memory=85_031_714_816,
+                 dram=1.8e12, l2_bw=5.0e12, fp32=1.95e13, tensor=3.12e14),
+    "H200": dict(name=b"NVIDIA H200", cc="90", sms=132, l2=60 << 20, threads_per_sm=2048, blocks_per_sm=32,
+                 regs_per_sm=65536, mem_khz=3_201_000, bus=6144, memory=150_110_011_392, dram=4.3e12,
+                 l2_bw=1.0e13, fp32=6.7e13, tensor=9.9e14),
+}
+# registers per thread of hwlib's raw kernels, as ptxas reports them (leads from -Xptxas -v builds)
+REGISTERS = {"fma_sweep_f32": {"75": 32, "default": 40}, "fma_sweep_f64": {"75": 40, "default": 48},
+             "read_ilp": {"default": 30}, "branchy": {"default": 16}, "branchy32": {"default": 18}}
+
+
+class CUDARuntimeError(RuntimeError):
+    """Stands in for cupy_backends.cuda.api.runtime.CUDARuntimeError."""
+
+
+class OutOfMemoryError(MemoryError):
+    """Stands in for cupy.cuda.memory.OutOfMemoryError (a MemoryError, as in CuPy)."""
+
+
+def spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+class Device:
+    """The simulated GPU: a timeline, an L2 model, memory accounting, counters."""
+
+    def __init__(self, profile, host_cost_s, graph_cost_s, memory_bytes, fail):
+        self.p = dict(PROFILES[profile]) if isinstance(profile, str) else dict(profile)
+        self.host_cost_s, self.graph_cost_s = host_cost_s, graph_cost_s
+        self.memory_bytes = memory_bytes or self.p["memory"]
+        self.allocated = 0
+        self.fail = dict(fail or {})
+        self.busy_until = 0.0
+        self.lru: OrderedDict = OrderedDict()
+        self.capturing = None           # list of queued works while a stream captures
+        self.launches = []              # (name, grid, block, args kinds, options)
+        self.blocking_calls = 0         # host waits inside operations (e.g. a blocking .get())
+        self.graph_launches = 0
+
+    # --- memory --------------------------------------------------------------------------------
+    def alloc(self, arr):
+        nbytes = int(arr.nbytes)
+        if self.allocated + nbytes > self.memory_bytes:
+            raise OutOfMemoryError(f"Out of memory allocating {nbytes:,} bytes (allocated so far: {self.allocated:,} bytes).")
+        self.allocated += nbytes
+        weakref.finalize(arr, self._free, nbytes)
+        return arr
+
+    def _free(self, nbytes):
+        self.allocated -= nbytes
+
+    # --- time ----------------------------------------------------------------------------------
+    def bandwidth(self, arrays) -> float:
+        """Seconds to stream `arrays` once, from L2 where each was touched recently, else DRAM."""
+        total = 0.0
+        for a in arrays:
+            key = (int(a.__array_interface__["data"][0]), int(a.nbytes))
+            since, hit = 0, False
+            if key in self.lru:
+                keys = list(self.lru)
+                since = sum(self.lru[k] for k in keys[keys.index(key) + 1:])
+                hit = since + a.nbytes <= self.p["l2"]
+                self.lru.pop(key)
+            self.lru[key] = int(a.nbytes)
+            while len(self.lru) > 64:
+                self.lru.popitem(last=False)
+            total += a.nbytes / (self.p["l2_bw"] if hit else self.p["dram"])
+        return total
+
+    def launch(self, name, work_s, host_cost=None):
+        if name in self.fail:
+            raise self.fail[name]
+        spin(self.host_cost_s if host_cost is None else host_cost)
+        work_s = max(float(work_s), 1.5e-6)  # a kernel never takes less than ~1.5 us on the device
+        if self.capturing is not None:
+            self.capturing.append(work_s)
+            return
+        start = max(time.perf_counter(), self.busy_until)
+        self.busy_until = start + work_s
+
+    def run_graph(self, works):
+        spin(self.graph_cost_s)
+        self.graph_launches += 1
+        start = max(time.perf_counter(), self.busy_until)
+        self.busy_until = start + sum(works)
+
+    def now_on_device(self) -> float:
+        return max(time.perf_counter(), self.busy_until)
+
+    def wave_factor(self, name, grid, block) -> float:
+        """Partial-wave penalty: ceil(waves) / waves for a grid of equal blocks."""
+        resident = self.p["sms"] * occupancy_blocks(self, name, block)
+        waves = grid / max(1, resident)
+        return math.ceil(waves) / waves if waves > 0 else 1.0
+
+
+def registers(dev, name) -> int:
+    table = REGISTERS.get(re.sub(r"^(stream)_\w+$", r"\1", name), {"default": 24})
+    return table.get(dev.p["cc"], table["default"])
+
+
+def occupancy_blocks(dev, name, block) -> int:
+    """Resident blocks per SM: the smallest of the thread, block and register limits (256-register
+    allocation granularity per warp, as the CUDA occupancy calculator counts)."""
+    regs = registers(dev, name)
+    per_warp = math.ceil(regs * 32 / 256) * 256
+    warps = dev.p["regs_per_sm"] // per_warp
+    by_regs = warps // max(1, block // 32)
+    return max(0, min(dev.p["blocks_per_sm"], dev.p["threads_per_sm"] // block, by_regs))
+
+
+def make_cupy(profile="H200", *, version="14.2.0", bf16=True, host_cost_s=10e-6, graph_cost_s=4e-6,
+              memory_bytes=None, fail=None, compute_limit=1 << 25, **attr_overrides):
+    """(cupy module, cupyx module, Device). `fail`: {operation or kernel name: exception} raised at
+    launch; operation names: "matmul", "alloc", ElementwiseKernel / RawKernel names. attr_overrides
+    replace device attributes (e.g. MemoryClockRate=0)."""
+    dev = Device(profile, host_cost_s, graph_cost_s, memory_bytes, fail)
+    p = dev.p
+    bf16_dtype = None
+    try:
+        import ml_dtypes
+        bf16_dtype = np.dtype(ml_dtypes.bfloat16)
+    except ImportError:
+        pass
+
+    def check_dtype(dtype):
+        if dtype is not None and not bf16 and bf16_dtype is not None and np.dtype(dtype) == bf16_dtype:
+            raise ValueError(f"Unsupported dtype {np.dtype(dtype)}")  # CuPy 13 has no bfloat16
+
+    class DevArray(np.ndarray):
+        """A 'device' array: NumPy memory, CuPy's .get/.set and .data.ptr."""
+
+        @property
+        def data(self):
+            return types.SimpleNamespace(ptr=int(self.__array_interface__["data"][0]))
+
+        def set(self, arr, stream=None):
+            dev.launch("set", arr.nbytes / 2.5e10)
+            np.copyto(np.asarray(self), arr)
+
+        def get(self, stream=None, order="C", out=None, blocking=True):
+            if blocking:
+                dev.blocking_calls += 1  # cupy.ndarray.get synchronizes the stream by default
+            dev.launch("get", self.nbytes / 2.5e10)
+            if out is None:
+                return np.array(np.asarray(self))
+            np.copyto(out, np.asarray(self))
+            return out
+
+        def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+            """Every ufunc on device arrays is one kernel launch (a + b, x * 2, ...), as in CuPy."""
+            plain = [np.asarray(x) if isinstance(x, DevArray) else x for x in inputs]
+            outs = tuple(np.asarray(o) if isinstance(o, DevArray) else o for o in out) if out else None
+            arrays = [x for x in inputs if isinstance(x, np.ndarray)] + [o for o in (out or ()) if isinstance(o, np.ndarray)]
+            dev.launch(ufunc.__name__, dev.bandwidth(arrays))
+            res = getattr(ufunc, method)(*plain, **({"out": outs} if outs else {}), **kwargs)
+            if out:
+                return out[0] if len(out) == 1 else out
+            return res.view(DevArray) if isinstance(res, np.ndarray) else res
+
+        def astype(self, dtype, *args, **kwargs):
+            check_dtype(dtype)
+            return wrap(np.asarray(self).astype(dtype, *args, **kwargs))
+
+    def wrap(arr):
+        arr = np.asarray(arr)
+        if "alloc" in dev.fail:
+            raise dev.fail["alloc"]
+        check_dtype(arr.dtype)
+        return dev.alloc(arr.view(DevArray))
+
+    def creator(fn):
+        def make(*args, **kwargs):
+            check_dtype(kwargs.get("dtype"))
+            return wrap(fn(*args, **kwargs))
+        return make
+
+    cp = types.ModuleType("cupy")
+    cp.__name__, cp.__version__ = "cupy", version
+    cp.ndarray = DevArray
+    for attr in ("float16", "float32", "float64", "int32", "int64", "uint8", "dtype"):
+        setattr(cp, attr, getattr(np, attr))
+    for attr in ("full", "zeros", "empty", "ones", "arange", "linspace", "empty_like"):
+        setattr(cp, attr, creator(getattr(np, attr)))
+    cp.asarray = creator(lambda a, dtype=None: np.array(a, dtype=dtype))
+    cp.asnumpy = lambda a: np.array(np.asarray(a))
+
+    cp.multiply, cp.add = np.multiply, np.add  # dispatch to DevArray.__array_ufunc__: one launch each
+
+    def matmul(a, b, out=None):
+        a_, b_ = np.asarray(a), np.asarray(b)
+        m, k = a_.shape[-2], a_.shape[-1]
+        n = b_.shape[-1]
+        tensor = a_.dtype.itemsize <= 2 and int(p["cc"]) >= 70
+        peak = p["tensor"] if tensor else p["fp32"] * (0.5 if a_.dtype == np.float64 else 1.0)
+        arrays = [a, b] + ([out] if out is not None else [])
+        dev.launch("matmul", max(2.0 * m * n * k / peak, dev.bandwidth(arrays)) + 2e-6)
+        if dev.capturing is None and m * n * k <= compute_limit and max(a_.size, b_.size) <= 1 << 18:
+            wide = np.float64 if a_.dtype == np.float64 else np.float32  # BLAS speed; rounded back below
+            res = np.matmul(a_.astype(wide), b_.astype(wide))
+            res = res.astype(a_.dtype)
+            if out is None:
+                return wrap(res)
+            np.copyto(np.asarray(out), res)
+            return out
+        return out if out is not None else wrap(np.empty((m, n), dtype=a_.dtype))
+    cp.matmul = matmul
+
+    class Generator:
+        def __init__(self, seed=None):
+            self.g = np.random.default_rng(seed)
+
+        def standard_normal(self, shape, dtype=np.float32):
+            return wrap(self.g.standard_normal(shape, dtype=dtype))
+
+        def random(self, n, dtype=np.float64):
+            return wrap(self.g.random(n, dtype=dtype))
+    cp.random = types.SimpleNamespace(default_rng=Generator)
+
+    class ElementwiseKernel:
+        def __init__(self, ins, outs, op, name):
+            self.names = [s.split()[-1] for s in (ins + ", " + outs).split(",")]
+            self.target, self.expr = (s.strip() for s in op.split("=", 1))
+            self.name = name
+
+        def __call__(self, *args):
+            env = dict(zip(self.names, args))
+            arrays = [a for a in args if isinstance(a, np.ndarray)]
+            dev.launch(self.name, dev.bandwidth(arrays))
+            env_np = {k: np.asarray(v) if isinstance(v, np.ndarray) else v for k, v in env.items()}
+            if self.target in env:
+                np.copyto(env_np[self.target], eval(self.expr, {}, env_np))
+                return env[self.target]
+            return wrap(eval(self.expr, {}, env_np))
+
+    def fuse(kernel_name=None):
+        def deco(f):
+            def run(*args):
+                arrays = [a for a in args if isinstance(a, np.ndarray)]
+                dev.launch(kernel_name or f.__name__, 2 * dev.bandwidth(arrays))
+                return wrap(f(*[np.asarray(a) if isinstance(a, np.ndarray) else a for a in args]))
+            return run
+        return deco
+
+    stream_ops = {"copy": ("a", "c"), "scale": ("c", "b"), "add": ("ab", "c"), "triad": ("bc", "a")}
+
+    class RawKernel:
+        def __init__(self, code, name, options=(), **kwargs):
+            assert re.search(rf"\b{name}\s*\(", code), f"{name} not in the CUDA source"
+            self.name, self.options = name, tuple(options)
+
+        @property
+        def kernel(self):
+            return types.SimpleNamespace(ptr=id(self))
+
+        @property
+        def num_regs(self):
+            return registers(dev, self.name)
+
+        @property
+        def max_threads_per_block(self):
+            return 1024
+
+        def __call__(self, grid, block, args, shared_mem=0):
+            assert isinstance(grid, tuple) and isinstance(block, tuple)
+            kinds = ["array" if isinstance(a, np.ndarray) else type(a).__name__ for a in args]
+            dev.launches.append((self.name, grid[0], block[0], kinds, self.options))
+            arrays = [a for a in args if isinstance(a, np.ndarray)]
+            wave = dev.wave_factor(self.name, grid[0], block[0])
+            if self.name.startswith("stream_"):
+                work = self._stream(args, arrays)
+            elif self.name.startswith("fma_sweep"):
+                k = int(self.options[0].split("=")[1]) if self.options else 1
+                n = int(args[2])
+                flops = (2 * k + 1) * n * (2.0 if self.name.endswith("f64") else 1.0)
+                work = max(flops / p["fp32"], dev.bandwidth(arrays[:1]))
+            elif self.name.startswith("branchy"):
+                n, iters = int(args[-3] if self.name == "branchy32" else args[3]), int(args[-2] if self.name == "branchy32" else args[4])
+                ways = int(args[-1]) if self.name == "branchy32" else 2
+                work = 2.0 * n * iters * min(ways, 32) / p["fp32"]
+            else:
+                work = dev.bandwidth(arrays[:1])
+            dev.launch(self.name, work * wave)
+
+        def _stream(self, args, arrays):
+            op = self.name.split("_")[1]
+            reps = int(args[-1])
+            ins, out = stream_ops[op]
+            first = dev.bandwidth(arrays)
+            again = dev.bandwidth(arrays) if reps > 1 else 0.0
+            a, b, c = None, None, None
+            named = dict(zip({"copy": "ac", "scale": "cb", "add": "abc", "triad": "bca"}[op], arrays))
+            s = next((x for x in args if isinstance(x, (np.floating, float)) and not isinstance(x, np.ndarray)), None)
+            a, b, c = (np.asarray(named[k]) if k in named else None for k in "abc")
+            if arrays[0].size > (1 << 16):  # large: timed, not computed (keeps the host cost the launch cost)
+                pass
+            elif op == "copy":
+                np.copyto(c, a)
+            elif op == "scale":
+                np.multiply(c, s, out=b)
+            elif op == "add":
+                np.add(a, b, out=c)
+            else:
+                np.add(b, s * c, out=a)
+            return first + (reps - 1) * again
+
+    class Event:
+        def __init__(self, *a, **k):
+            self.t = None
+
+        def record(self, stream=None):
+            self.t = dev.now_on_device()
+
+        def synchronize(self):
+            pass
+
+    def get_elapsed_time(a, b):
+        return (b.t - a.t) * 1e3
+
+    class Graph:
+        def __init__(self, works):
+            self.works = works
+
+        def launch(self, stream=None):
+            dev.run_graph(self.works)
+
+    class Stream:
+        def __init__(self, non_blocking=False, null=False, ptr=0):
+            self.ptr = ptr or id(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def begin_capture(self, mode=None):
+            dev.capturing = []
+
+        def end_capture(self):
+            works, dev.capturing = dev.capturing, None
+            return Graph(works)
+
+        def synchronize(self):
+            pass
+
+    attributes = {"MultiProcessorCount": p["sms"], "ClockRate": 1_590_000, "MemoryClockRate": p["mem_khz"],
+                  "GlobalMemoryBusWidth": p["bus"], "L2CacheSize": p["l2"],
+                  "MaxThreadsPerMultiProcessor": p["threads_per_sm"], "MaxBlocksPerMultiprocessor": p["blocks_per_sm"],
+                  "MaxRegistersPerMultiprocessor": p["regs_per_sm"], "MaxThreadsPerBlock": 1024, "WarpSize": 32}
+    attributes.update(attr_overrides)
+    device = types.SimpleNamespace(id=0, attributes=attributes, compute_capability=p["cc"], synchronize=lambda: None)
+    compute = {}
+    pool = types.SimpleNamespace(free_all_blocks=lambda: None, used_bytes=lambda: dev.allocated)
+    cp.get_default_memory_pool = lambda: pool
+    cp.ElementwiseKernel, cp.RawKernel, cp.fuse = ElementwiseKernel, RawKernel, fuse
+    cp._core = types.SimpleNamespace(get_compute_type=lambda dt: compute.get(np.dtype(dt), 1),
+                                     set_compute_type=lambda dt, c: compute.__setitem__(np.dtype(dt), c))
+    pinned: dict = {}
+
+    def memcpy_async(dst, src, size, kind, stream):
+        host = src if kind == 1 else dst
+        rate = 2.5e10 if any(lo <= host < lo + n for lo, n in pinned.items()) else 1.2e10
+        dev.launch("memcpyAsync", size / rate)
+        if size <= 1 << 16 and dev.capturing is None:  # large copies are timed, not made
+            ctypes.memmove(dst, src, size)
+
+    def occupancy(func_ptr, block, smem):
+        kern = next(k for k in _kernels if id(k) == func_ptr)
+        return occupancy_blocks(dev, kern.name, block)
+    _kernels = weakref.WeakSet()
+    orig_init = RawKernel.__init__
+
+    def init(self, *a, **k):
+        orig_init(self, *a, **k)
+        _kernels.add(self)
+    RawKernel.__init__ = init
+
+    runtime = types.SimpleNamespace(
+        getDeviceCount=lambda: 1, runtimeGetVersion=lambda: 12090, driverGetVersion=lambda: 12090,
+        getDeviceProperties=lambda i: {"name": p["name"], "totalGlobalMem": p["memory"]},
+        memcpyAsync=memcpy_async, memcpyHostToDevice=1, memcpyDeviceToHost=2,
+        CUDARuntimeError=CUDARuntimeError)
+    cp.cuda = types.SimpleNamespace(
+        Event=Event, get_elapsed_time=get_elapsed_time, Device=lambda *a: device, Stream=Stream,
+        get_current_stream=lambda: Stream(ptr=1), runtime=runtime,
+        driver=types.SimpleNamespace(occupancyMaxActiveBlocksPerMultiprocessor=occupancy),
+        memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError))
+    cupyx = types.ModuleType("cupyx")
+
+    def empty_pinned(n, dtype=np.uint8):
+        arr = np.empty(n, dtype)
+        pinned[int(arr.__array_interface__["data"][0])] = arr.nbytes
+        return arr
+    cupyx.empty_pinned = empty_pinned
+    return cp, cupyx, dev
+
+
+def fake_torch(mode="scaled_mm_fails"):
+    """A PyTorch that imports and sees CUDA but fails: "scaled_mm_fails" (cuBLASLt refuses the fp8
+    case), "old" (no float8 dtypes: torch < 2.1), "no_cuda" (torch.cuda.is_available() is False)."""
+    torch = types.ModuleType("torch")
+    torch.__version__ = "2.0.1" if mode == "old" else "2.11.0"
+
+    class Tensor:
+        def __init__(self, shape):
+            self.shape = shape
+
+        def to(self, dtype):
+            return self
+
+        def t(self):
+            return Tensor(self.shape[::-1])
+
+    torch.cuda = types.SimpleNamespace(is_available=lambda: mode != "no_cuda")
+    torch.randn = lambda *shape, device=None: Tensor(shape)
+    torch.tensor = lambda v, device=None: Tensor(())
+    torch.bfloat16 = "bfloat16"
+    if mode != "old":
+        torch.float8_e4m3fn = "float8_e4m3fn"
+
+    def scaled_mm(*a, **k):
+        raise RuntimeError("CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling cublasLtMatmul with "
+                           "transpose_mat1 0 transpose_mat2 0 m 2048 n 2048 k 2048")
+    torch._scaled_mm = scaled_mm
+    return torch
+
+
+def install(monkeypatch, profile="H200", torch=None, **kwargs):
+    """Put the stand-in in sys.modules (cupy, cupyx, and torch: None = absent, or a module);
+    returns (hwlib Backend on it, Device)."""
+    import sys
+    from hwlib import backend
+    cp, cupyx, dev = make_cupy(profile, **kwargs)
+    monkeypatch.setitem(sys.modules, "cupy", cp)
+    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    return backend.from_xp(cp), dev

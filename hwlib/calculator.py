@@ -45,10 +45,9 @@ class Quantity:
             return fmt[u](v)
         if u == "params":
             return units.format_si(v, "", 3).strip() + " params"
-        if isinstance(v, int) or 100 <= abs(v) < 1e6:
-            return f"{v:,.0f} {u}".strip()
-        mantissa, _, exponent = f"{v:.3g}".partition("e")
-        return (f"{mantissa}e{int(exponent)}" if exponent else mantissa) + f" {u}".rstrip()
+        if abs(v) < 1e6 and v == math.floor(v):           # counts (GPUs, tokens) stay exact
+            return (f"{v:,.0f}".replace(",", "\u202f") + f" {u}").strip()
+        return units.format_quantity(v, u)               # 3 significant figures, no e-notation
 
 
 @dataclass(repr=False)
@@ -110,10 +109,8 @@ class Estimate:
 
 
 DEFAULT_SEQ_LEN = 4096
-"""Tokens per sequence when `estimate` is not given seq_len (capped at the model's context)."""
-
-_ACTIVATION_FORMULA = {"none": "s·b·h·L·(34 + 5·a·s/h)", "selective": "s·b·h·L·34", "full": "2·s·b·h·L"}
-"""memory.activation_bytes with t = 1 (Korthikanti et al. 2022, Table 2), per recompute mode."""
+"""Tokens per sequence when `estimate` is not given seq_len / train_seq_len (capped at the model's
+context)."""
 
 
 def _g(x) -> str:
@@ -129,18 +126,31 @@ def _shape(model):
                      f"a ModelShape or None; got {model!r}")
 
 
+def _context(name, value, shape, default):
+    """A sequence length: `default` capped at the model's context when not given; a given one must
+    fit the model's context (a model cannot attend past the positions it was trained on)."""
+    if value is None:
+        return default if shape is None else min(default, shape.max_context)
+    s = _check.integer(name, value)
+    if shape is not None and s > shape.max_context:
+        raise ValueError(f"{name}={s} exceeds the context of {shape.name} ({shape.max_context} tokens); "
+                         f"give at most {shape.max_context}")
+    return s
+
+
 def _precision(gpu, precision):
     """bf16 where the part has it, else fp16 (T4); an explicit precision is checked by the spec sheet."""
     if precision is not None:
         gpu.peak_flops(precision)  # ValueError naming the part's precisions
         return precision
-    return "bf16" if "bf16" in gpu.precisions() else "fp16"
+    return gpu.default_precision()
 
 
 def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1, mfu=0.4,
              price_per_hour=None, precision=None, weights_dtype="bf16", kv_dtype="bf16",
              seq_len=None, batch=1, zero_stage=0, recompute="none", scaling_efficiency=1.0,
-             serve_gpus=None, n_layers=None, n_kv_heads=None, head_dim=None) -> Estimate:
+             serve_gpus=None, n_layers=None, n_kv_heads=None, head_dim=None, train_seq_len=None,
+             micro_batch=1, attention="flash") -> Estimate:
     """Napkin math for a model on an accelerator (lesson "Compute, hardware and scale basics").
 
     model: a name from `hwlib.models` ("Llama 3 8B"), a ModelShape, or None with `n_params`.
@@ -148,12 +158,17 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
     without it there is no training time or cost). gpu: spec-sheet name or Accelerator. n_gpus: G
     for training. mfu: u in (0, 1]. price_per_hour: USD per GPU-hour (default: the spec sheet's,
     where it has one). precision: the peak used for time (default bf16, fp16 where the part has no
-    bf16). weights_dtype / kv_dtype: storage formats for inference. seq_len, batch: sequences of
-    seq_len tokens per step, for the KV cache, the activations and decoding. zero_stage, recompute:
-    see memory.zero_bytes_per_device and memory.activation_bytes. seq_len defaults to 4096 tokens, or
-    the model's context length when that is shorter. serve_gpus: GPUs for serving
-    (default: the fewest that hold weights + KV cache). n_layers, n_kv_heads, head_dim: KV-cache
-    shape when no ModelShape is given (the lesson's exercise 1).
+    bf16). weights_dtype / kv_dtype: storage formats for inference.
+    Serving: batch sequences of seq_len tokens of context each, for the KV cache and decoding.
+    Training: micro_batch sequences of train_seq_len tokens per GPU step, for the activations;
+    attention ("flash" or "standard") and the model's family (dropout for GPT-style shapes with
+    biases, none for Llama-style ones) choose the activation count (memory.activation_bytes_for).
+    Both lengths default to 4096 tokens, or the model's context when shorter, and may not exceed it.
+    zero_stage, recompute: see memory.zero_bytes_per_device and memory.activation_bytes.
+    "Fits" and "GPUs needed" leave memory.HEADROOM and a CUDA context free (memory.fits,
+    memory.devices_needed). serve_gpus: GPUs for serving (default: the fewest that hold weights + KV
+    cache that way); decoding on several assumes an ideal split with no communication.
+    n_layers, n_kv_heads, head_dim: KV-cache shape when no ModelShape is given (the lesson's exercise 1).
     Returns an Estimate; `print(est)` shows every quantity with its formula.
     """
     shape = _shape(model)
@@ -164,10 +179,11 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
     prec = _precision(acc, precision)
     g = _check.integer("n_gpus", n_gpus)
     u = _check.fraction("mfu", mfu)
-    if seq_len is None:  # the model's own context when shorter than 4096 tokens (GPT-2: 1024)
-        seq_len = DEFAULT_SEQ_LEN if shape is None else min(DEFAULT_SEQ_LEN, shape.max_context)
-    s_len = _check.integer("seq_len", seq_len)
+    s_len = _context("seq_len", seq_len, shape, DEFAULT_SEQ_LEN)
+    s_train = _context("train_seq_len", train_seq_len, shape, DEFAULT_SEQ_LEN)
     b = _check.integer("batch", batch)
+    mb = _check.integer("micro_batch", micro_batch)
+    attn = _check.choice("attention", attention, memory.ATTENTION)
     price = acc.price_per_hour_usd if price_per_hour is None else _check.nonnegative("price_per_hour",
                                                                                     price_per_hour)
     kv_shape = (n_layers, n_kv_heads, head_dim)
@@ -179,6 +195,7 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
     est = Estimate(inputs=dict(model=getattr(shape, "name", None), n_params=n_params, tokens=tokens,
                                gpu=acc.name, n_gpus=g, mfu=u, price_per_hour=price, precision=prec,
                                weights_dtype=weights_dtype, kv_dtype=kv_dtype, seq_len=s_len, batch=b,
+                               train_seq_len=s_train, micro_batch=mb, attention=attn,
                                zero_stage=zero_stage, recompute=recompute,
                                scaling_efficiency=scaling_efficiency, serve_gpus=serve_gpus))
     q = est.quantities
@@ -203,20 +220,26 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
     put("training_state_bytes", "training state (AdamW, mixed precision)", memory.training_state_bytes(n),
         "bytes", "S = (2 + 2 + 4 + 8)·N = 16·N", "hwlib.memory.training_state_bytes", f"16 × {_g(n)}")
     state = put("training_state_per_gpu", f"training state per GPU (ZeRO stage {zero_stage}, G={g})",
-                memory.zero_bytes_per_device(n, g, zero_stage), "bytes",
-                "stage 0: 16N; 1: 4N + 12N/G; 2: 2N + 14N/G; 3: 16N/G",
+                memory.zero_bytes_per_device(n, g, zero_stage), "bytes", memory.zero_formula(zero_stage),
                 "hwlib.memory.zero_bytes_per_device", f"N={_g(n)}, G={g}")
+    fit_text = (f"{units.format_bytes(acc.memory_bytes, binary=True)}, f = {memory.HEADROOM:g}, "
+                f"C_ctx = {units.format_bytes(memory.CUDA_CONTEXT_BYTES, binary=True)}")
     if shape is not None:
-        act = put("activation_bytes", f"activations (recompute={recompute})",
-                  memory.activation_bytes(s_len, b, shape.d_model, shape.n_layers, shape.n_heads,
-                                          recompute=recompute), "bytes",
-                  _ACTIVATION_FORMULA[_check.choice("recompute", recompute, memory.RECOMPUTE)],
-                  "hwlib.memory.activation_bytes",
-                  f"s={s_len}, b={b}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}")
+        mode = _check.choice("recompute", recompute, memory.RECOMPUTE)
+        dropout = bool(shape.bias)
+        variant = ("dropout" if dropout else "no dropout") + (", FlashAttention" if attn == "flash"
+                                                              else ", scores stored")
+        act = put("activation_bytes", f"activations ({variant}, recompute={mode})",
+                  memory.activation_bytes_for(shape, s_train, mb, recompute=mode, attention=attn), "bytes",
+                  memory.activation_formula(mode, dropout, attn, gated_mlp=bool(shape.gated_mlp),
+                                            ffn_hidden=shape.d_ff),
+                  "hwlib.memory.activation_bytes_for",
+                  f"s={s_train}, b={mb}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}, "
+                  f"f={shape.d_ff}")
         total = put("training_bytes_per_gpu", "training memory per GPU", state + act, "bytes",
                     "state per GPU + activations", "sum of the two lines above")
-        put("fits_training", f"training fits one {acc.name}", bool(total <= acc.memory_bytes), "",
-            "training memory per GPU ≤ GPU memory", "comparison", units.format_bytes(acc.memory_bytes))
+        put("fits_training", f"training fits one {acc.name}", memory.fits(total, acc.memory_bytes), "",
+            "M·(1 + f) + C_ctx ≤ GPU memory", "hwlib.memory.fits", fit_text)
     else:
         est.missing["activation_bytes"] = "a model shape (model=...), for hidden size, layers and heads"
     kv = 0.0
@@ -230,10 +253,15 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
         est.missing["kv_cache_bytes"] = "a model shape or n_layers, n_kv_heads and head_dim"
     m_inf = put("inference_bytes", "inference memory (weights + KV)", memory.inference_bytes(n, weights_dtype, kv),
                 "bytes", "M = W + KV", "hwlib.memory.inference_bytes")
-    need = max(1, math.ceil(m_inf / acc.memory_bytes))
+    need = memory.devices_needed(m_inf, acc.memory_bytes)
     g_s = _check.integer("serve_gpus", need if serve_gpus is None else serve_gpus)
-    put("gpus_to_serve", f"{acc.name} GPUs needed to hold it", need, "", "⌈M / GPU memory⌉",
-        "ceiling division", f"{units.format_bytes(m_inf)} / {units.format_bytes(acc.memory_bytes)}")
+    put("gpus_to_serve", f"{acc.name} GPUs needed to hold it", need, "",
+        "⌈M·(1 + f) / (GPU memory − C_ctx)⌉", "hwlib.memory.devices_needed",
+        f"M = {units.format_bytes(m_inf)}; {fit_text}")
+    if serve_gpus is not None:
+        put("fits_serving", f"weights + KV cache fit {g_s} × {acc.name}",
+            memory.fits(m_inf / g_s, acc.memory_bytes), "", "M/G·(1 + f) + C_ctx ≤ GPU memory",
+            "hwlib.memory.fits", f"M = {units.format_bytes(m_inf)}, G = {g_s}; {fit_text}")
 
     # --- compute, time, cost ----------------------------------------------------------------
     peak = put("peak_flops", f"peak per GPU ({prec}, dense)", acc.peak_flops(prec), "FLOP/s",
@@ -269,10 +297,11 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
                 f"{_g(step_flops)} / {_g(step_bytes)}")
     put("decode_bound", "decode is", roofline.bound(i_dec, peak, acc.bandwidth) + "-bound", "",
         "memory if I < I*, else compute", "hwlib.roofline.bound")
-    step = put("decode_step_s", f"time per decode step on {g_s} GPU(s)",
+    split = " (ideal split: no communication counted)" if g_s > 1 else ""
+    step = put("decode_step_s", f"time per decode step on {g_s} GPU(s){split}",
                roofline.time_s(step_flops, step_bytes, peak * g_s, acc.bandwidth * g_s), "s",
                "t = max(2·N·B / (G·π), (W + KV) / (G·β))", "hwlib.roofline.time_s",
-               f"G={g_s}, ideal split of weights and KV")
+               f"G={g_s}, weights and KV split evenly, no communication")
     tps = put("decode_tokens_per_s", f"decode throughput (batch {b})", b / step, "tokens/s", "B / t_step",
               "division")
     if price is not None:

@@ -218,17 +218,22 @@ def activation_bytes(seq_len, batch, hidden, n_layers, n_heads, tensor_parallel=
     return s * b * h * layers * per_token_hidden
 
 
-def activation_formula(recompute="none", dropout=True, attention="standard") -> str:
-    """The per-layer formula `activation_bytes` evaluates for t = 1 and a 4h GELU MLP, as text:
+def activation_formula(recompute="none", dropout=True, attention="standard", *, gated_mlp=False,
+                       ffn_hidden=None) -> str:
+    """The formula `activation_bytes` evaluates for t = 1, as text: with a 4h GELU MLP
     "s·b·h·L·(34 + 5·a·s/h)" for the GPT-3 layer, "s·b·h·L·(32 + 2·a·s/h)" without dropout,
-    "s·b·h·L·(32 + 4·a/h)" with FlashAttention and no dropout."""
+    "s·b·h·L·(32 + 4·a/h)" with FlashAttention and no dropout; with an MLP of width f given
+    (`ffn_hidden`, `gated_mlp`) the linear term is written out, e.g. "16 + 8·f/h" for SwiGLU."""
     mode = _check.choice("recompute", recompute, RECOMPUTE)
     attn = _check.choice("attention", attention, ATTENTION)
     if mode == "full":
         return "2·s·b·h·L"
-    linear = "34" if dropout else "32"
+    if gated_mlp or ffn_hidden is not None:
+        linear = ("18" if dropout else "16") + (" + 8·f/h" if gated_mlp else " + 4·f/h")
+    else:
+        linear = "34" if dropout else "32"
     if mode == "selective":
-        return f"s·b·h·L·{linear}"
+        return f"s·b·h·L·({linear})" if "+" in linear else f"s·b·h·L·{linear}"
     scores = "4·a/h" if attn == "flash" else ("5·a·s/h" if dropout else "2·a·s/h")
     return f"s·b·h·L·({linear} + {scores})"
 
@@ -246,6 +251,16 @@ def activation_bytes_for(model, seq_len, batch=1, *, recompute="none", tensor_pa
     return activation_bytes(seq_len, batch, model.d_model, model.n_layers, model.n_heads,
                             tensor_parallel, recompute, sequence_parallel, dropout=drop,
                             attention=attention, ffn_hidden=model.d_ff, gated_mlp=bool(model.gated_mlp))
+
+
+def zero_formula(stage, optimizer_bytes_per_param=12) -> str:
+    """The formula `zero_bytes_per_device` evaluates for a ZeRO stage, as text with K filled in:
+    stage 0 "16·N", 1 "4·N + 12·N/G", 2 "2·N + 14·N/G", 3 "16·N/G" for K = 12 (mixed-precision Adam)."""
+    st = _check.integer("stage", stage, minimum=0)
+    if st > 3:
+        raise ValueError(f"stage must be a ZeRO stage 0, 1, 2 or 3; got {stage!r}")
+    k = _check.nonnegative("optimizer_bytes_per_param", optimizer_bytes_per_param)
+    return [f"{4 + k:g}·N", f"4·N + {k:g}·N/G", f"2·N + {2 + k:g}·N/G", f"{4 + k:g}·N/G"][st]
 
 
 def zero_bytes_per_device(n_params, n_devices, stage, optimizer_bytes_per_param=12):

@@ -78,6 +78,12 @@ class Accelerator:
         """The precisions this part has a dense peak for, e.g. ``['fp32', 'bf16', 'int8']``."""
         return [p for p in PRECISIONS if p in self.flops]
 
+    def default_precision(self) -> str:
+        """The part's best 16-bit tensor format, the default for peaks and times: "bf16" where it has
+        it, else "fp16" (T4), else its first precision."""
+        have = self.precisions()
+        return "bf16" if "bf16" in have else "fp16" if "fp16" in have else have[0]
+
     def peak_flops(self, precision: str) -> float:
         """Dense peak FLOP/s (OPS/s for integers) in `precision`; ValueError if the part lacks it."""
         p = _precision(precision)

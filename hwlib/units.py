@@ -236,3 +236,57 @@ def format_sci(x, digits: int = 3) -> str:
     value = _scalar("x", x)
     mantissa, exponent = f"{value:.{_digits(digits) - 1}e}".split("e")
     return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+_COUNT_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+_DIGITS = "0123456789"
+
+
+def _is_decimal(s: str) -> bool:
+    """True for a plain decimal number: [+-]digits[.digits][e[+-]digits] (no inf, nan or hex)."""
+    i, n, digits = 0, len(s), 0
+    if i < n and s[i] in "+-":
+        i += 1
+    while i < n and s[i] in _DIGITS:
+        i, digits = i + 1, digits + 1
+    if i < n and s[i] == ".":
+        i += 1
+        while i < n and s[i] in _DIGITS:
+            i, digits = i + 1, digits + 1
+    if digits == 0:
+        return False
+    if i < n and s[i] in "eE":
+        i += 1
+        if i < n and s[i] in "+-":
+            i += 1
+        exponent = 0
+        while i < n and s[i] in _DIGITS:
+            i, exponent = i + 1, exponent + 1
+        if exponent == 0:
+            return False
+    return i == n
+
+
+def parse_number(text, name: str = "value", context: bool = False) -> float:
+    """A number as people type it, for the calculators and the command line: '7e9', '350M', '7B',
+    '15T', '16_384', '1,000' (k, M, B/G, T; "m" is million, never milli) and '40%' -> 0.4.
+    With `context=True` (a context length, as model cards write it) 'k' is 1024: '4k' -> 4096.
+    Empty or unreadable text raises ValueError naming `name` and what is accepted."""
+    if _check._is_real(text):
+        return float(text)
+    if not isinstance(text, str):
+        raise ValueError(f"{name} must be a number or text such as 7e9, 350M or 15T; got {text!r}")
+    s = text.strip().replace("_", "").replace(",", "")
+    if s == "":
+        raise ValueError(f"{name} is empty; give a number such as 7e9, 350M, 7B, 15T or 40%")
+    last = s[-1:].lower()
+    if last == "%" and _is_decimal(s[:-1].strip()):
+        return float(s[:-1].strip()) / 100.0
+    scale = 1.0
+    if last in _COUNT_SUFFIXES:
+        scale = 1024.0 if context and last == "k" else _COUNT_SUFFIXES[last]
+        s = s[:-1].strip()
+    if not _is_decimal(s):
+        raise ValueError(f"{name}: cannot read {text!r} as a number; accepted: 7e9, 350M, 7B, 15T, "
+                         f"16_384, 40%" + (", 4k (= 4096)" if context else ""))
+    return float(s) * scale

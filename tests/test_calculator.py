@@ -46,11 +46,15 @@ def test_worked_examples_from_model_shapes():
 def test_every_value_equals_the_function_that_owns_the_formula():
     m = models.get("Llama 3 8B")
     est = calculator.estimate(model=m, tokens=1e12, n_gpus=64, mfu=0.45, seq_len=8192, batch=2,
-                              zero_stage=2, recompute="selective", price_per_hour=2.5)
+                              train_seq_len=4096, micro_batch=3, zero_stage=2, recompute="selective",
+                              price_per_hour=2.5)
     n = m.n_params()
     assert est.weights_bytes == memory.weights_bytes(n, "bf16")
     assert est.training_state_per_gpu == memory.zero_bytes_per_device(n, 64, 2)
-    assert est.activation_bytes == memory.activation_bytes(8192, 2, 4096, 32, 32, recompute="selective")
+    # training: micro-batch 3 of 4096 tokens, Llama as trained (no dropout, FlashAttention, SwiGLU)
+    assert est.activation_bytes == memory.activation_bytes(4096, 3, 4096, 32, 32, recompute="selective",
+                                                           dropout=False, attention="flash",
+                                                           ffn_hidden=14336, gated_mlp=True)
     assert est.kv_cache_bytes == memory.kv_cache_bytes_for(m, 8192, batch=2)
     assert est.training_time_s == flops.training_time_s(flops.training_flops(n, 1e12), H100.peak_flops("bf16"),
                                                         0.45, 64)
@@ -78,19 +82,60 @@ def test_decode_turns_compute_bound_past_the_ridge():
 
 def test_serving_gpus_and_fit():
     est = calculator.estimate(model="Llama 3 70B", seq_len=8192)
-    assert est.gpus_to_serve == math.ceil(est.inference_bytes / 80e9) == 2
+    usable = (80 * 2**30 - memory.CUDA_CONTEXT_BYTES) / (1 + memory.HEADROOM)   # 80 GiB less context, headroom
+    assert est.gpus_to_serve == math.ceil(est.inference_bytes / usable) == 2
     assert est.decode_step_s == pytest.approx(est.inference_bytes / (2 * H100.bandwidth))
-    seven = calculator.estimate(model="Llama 2 7B", seq_len=1024)
+    assert "ideal split" in est["decode_step_s"].label
+    seven = calculator.estimate(model="Llama 2 7B", train_seq_len=1024)
     assert seven.training_state_bytes > H100.memory_bytes and not seven.fits_training
-    sharded = calculator.estimate(model="Llama 2 7B", seq_len=1024, n_gpus=8, zero_stage=3, recompute="full")
+    sharded = calculator.estimate(model="Llama 2 7B", train_seq_len=1024, n_gpus=8, zero_stage=3, recompute="full")
     assert sharded.training_state_per_gpu == pytest.approx(seven.training_state_bytes / 8)
     assert sharded.fits_training
+
+
+def test_fits_leaves_headroom_and_the_cuda_context():
+    # 70B in fp8 (70.6 GB) on one 80 GiB H100: under the raw 85.9 GB, and under the 77.6 GB usable
+    est = calculator.estimate(model="Llama 3 70B", weights_dtype="fp8", kv_dtype="fp8", seq_len=1024)
+    assert est.gpus_to_serve == 1
+    # 7B training state 112 GB on 2 GPUs with ZeRO-3: 56 GB + activations fits; the check is memory.fits
+    z3 = calculator.estimate(model="Llama 2 7B", n_gpus=2, zero_stage=3, train_seq_len=1024)
+    assert z3.fits_training == memory.fits(z3.training_bytes_per_gpu, H100.memory_bytes)
+    # a total just under the raw capacity does not "fit": headroom and the context are kept free
+    assert not memory.fits(0.99 * H100.memory_bytes, H100.memory_bytes)
+    forced = calculator.estimate(model="Llama 3 70B", serve_gpus=1)
+    assert forced.fits_serving is False and "fit 1 × H100 SXM" in forced["fits_serving"].label
+    assert "fits_serving" not in calculator.estimate(model="Llama 3 70B")
+
+
+def test_training_and_serving_shapes_are_separate():
+    """A serving batch of 64 must not multiply the training activations (was: 'activations 6.67 TB')."""
+    one = calculator.estimate(model="Llama 3 8B", batch=1)
+    many = calculator.estimate(model="Llama 3 8B", batch=64)
+    assert many.activation_bytes == one.activation_bytes
+    assert many.kv_cache_bytes == 64 * one.kv_cache_bytes
+    mb4 = calculator.estimate(model="Llama 3 8B", micro_batch=4)
+    assert mb4.activation_bytes == pytest.approx(4 * one.activation_bytes)
+    assert mb4.kv_cache_bytes == one.kv_cache_bytes
+    assert "no dropout, FlashAttention" in one["activation_bytes"].label
+    gpt2 = calculator.estimate(model="gpt2", attention="standard")
+    assert "dropout, scores stored" in gpt2["activation_bytes"].label
+    assert gpt2["activation_bytes"].formula == "s·b·h·L·(18 + 4·f/h + 5·a·s/h)"
+    assert gpt2.activation_bytes == memory.activation_bytes(1024, 1, 768, 12, 12)   # Korthikanti's GPT layer
+
+
+def test_sequence_lengths_may_not_exceed_the_model_context():
+    with pytest.raises(ValueError, match=r"seq_len=8192 exceeds the context of Llama 2 7B \(4096 tokens\)"):
+        calculator.estimate(model="Llama 2 7B", seq_len=8192)
+    with pytest.raises(ValueError, match="train_seq_len=4096 exceeds the context of GPT-2 small"):
+        calculator.estimate(model="gpt2", train_seq_len=4096)
+    assert calculator.estimate(n_params=7e9, seq_len=32768).inputs["seq_len"] == 32768   # no shape: no limit
 
 
 def test_default_sequence_is_capped_at_the_model_context():
     assert calculator.estimate(model="gpt2").inputs["seq_len"] == 1024          # GPT-2's context
     assert calculator.estimate(model="Llama 3 8B").inputs["seq_len"] == 4096
-    assert calculator.estimate(model="gpt2", seq_len=2048).inputs["seq_len"] == 2048  # explicit wins
+    assert calculator.estimate(model="gpt2", seq_len=512).inputs["seq_len"] == 512    # explicit wins
+    assert calculator.estimate(model="gpt2").inputs["train_seq_len"] == 1024
     gpt2 = models.get("gpt2")
     assert calculator.estimate(model=gpt2).kv_cache_bytes == memory.kv_cache_bytes_for(gpt2, 1024)
 
@@ -137,6 +182,10 @@ def test_display_lists_formula_and_units():
     ({"model": "gpt2", "recompute": "some"}, "recompute"),
     ({"model": "gpt2", "zero_stage": 4}, "stage"),
     ({"model": 42}, "model"),
+    ({"model": "gpt2", "micro_batch": 0}, "micro_batch"),
+    ({"model": "gpt2", "train_seq_len": 2.5}, "train_seq_len"),
+    ({"model": "gpt2", "attention": "fast"}, "attention"),
+    ({"n_params": 1e9, "batch": 1.5}, "batch"),
     ({"n_params": 1e9, "weights_dtype": "fp12"}, "dtype"),
 ])
 def test_bad_input_names_the_argument(kwargs, match):

@@ -143,6 +143,15 @@ def test_activation_formula_text_matches_the_numbers():
     assert memory.activation_formula("full", attention="flash") == "2·s·b·h·L"
 
 
+def test_formula_texts_match_the_numbers():
+    for stage, text in enumerate(["16·N", "4·N + 12·N/G", "2·N + 14·N/G", "16·N/G"]):
+        assert memory.zero_formula(stage) == text
+    assert memory.zero_formula(1, optimizer_bytes_per_param=6) == "4·N + 6·N/G"
+    assert memory.activation_formula(dropout=False, attention="flash", gated_mlp=True, ffn_hidden=11008) == \
+        "s·b·h·L·(16 + 8·f/h + 4·a/h)"
+    assert memory.activation_formula("selective", ffn_hidden=3072) == "s·b·h·L·(18 + 4·f/h)"
+
+
 def test_usable_bytes_leaves_headroom_and_context():
     gib = 2**30
     h100 = 80 * gib
@@ -198,6 +207,7 @@ BAD = [
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, gated_mlp=1), "gated_mlp"),
     (memory.activation_bytes_for, dict(model="llama-2-7b", seq_len=0), "seq_len"),
     (memory.activation_formula, dict(recompute="most"), "recompute"),
+    (memory.zero_formula, dict(stage=5), "stage"),
     (memory.usable_bytes, dict(capacity_bytes=0), "capacity_bytes"),
     (memory.usable_bytes, dict(capacity_bytes=8e10, headroom=-0.1), "headroom"),
     (memory.fits, dict(need_bytes=-1, capacity_bytes=8e10), "need_bytes"),

@@ -195,3 +195,11 @@ def test_docstring_examples():
 
     result = doctest.testmod(specs)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_default_precision_is_the_best_16_bit_format():
+    assert specs.get("T4").default_precision() == "fp16"          # Turing has no bf16
+    assert specs.get("H100 SXM").default_precision() == "bf16"
+    assert specs.get("TPU v4").default_precision() == "bf16"
+    for acc in specs.all():
+        acc.peak_flops(acc.default_precision())                    # every part has its default

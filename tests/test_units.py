@@ -152,3 +152,18 @@ def test_one_unit_per_column():
     assert units.common_unit([131072, 4 * 2**30], binary=True) == "KiB" and units.common_unit([0]) == "B"
     with pytest.raises(ValueError, match="unit must be one of"):
         units.format_in(1.0, "gigabytes")
+
+
+@pytest.mark.parametrize("text, context, expected", [
+    ("15T", False, 15e12), ("7e9", False, 7e9), (" 350M ", False, 350e6), ("16_384", False, 16384),
+    ("1,000", False, 1000), ("40%", False, 0.4), ("4k", False, 4000), ("4k", True, 4096), ("128K", True, 131072),
+    ("7B", False, 7e9), ("2G", False, 2e9), ("1m", False, 1e6), (0.35, False, 0.35), (8, True, 8.0),
+])
+def test_parse_number_reads_what_people_type(text, context, expected):
+    assert units.parse_number(text, context=context) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "abc", "1e", ".", "inf", "nan", "15X", "%", "1.2.3", "0x10", None])
+def test_parse_number_names_the_field(text):
+    with pytest.raises(ValueError, match="^micro-batch b"):
+        units.parse_number(text, "micro-batch b")

@@ -8,6 +8,8 @@ import math
 import random
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -65,8 +67,11 @@ def _program(functions) -> str:
 def run_js(calls, functions=ENTRY):
     """Evaluate [(name, kwargs)] with the JS generated for `functions`; returns outcome dicts."""
     script = RUNNER % (_program(tuple(functions)), parity.ESTIMATE_JS)
-    proc = subprocess.run([NODE, "-e", script], input=json.dumps(_encode(calls)), capture_output=True,
-                          text=True, timeout=120)
+    with tempfile.TemporaryDirectory() as tmp:     # a file: one argv string is limited to 128 KiB
+        path = Path(tmp) / "run.js"
+        path.write_text(script, encoding="utf-8")
+        proc = subprocess.run([NODE, str(path)], input=json.dumps(_encode(calls)), capture_output=True,
+                              text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = _decode(json.loads(proc.stdout))
     crashes = [o["crash"] for o in out if "crash" in o]
@@ -152,9 +157,21 @@ def test_unit_formatters_print_the_same_strings():
                              ("format_number", {"x": v}), ("format_number", {"x": -v, "digits": 2})]:
             calls.append((f"hwlib.units.{name}", kwargs))
             expected.append(getattr(units, name)(**kwargs))
+    texts = ["15T", "7e9", " 350M ", "16_384", "1,000", "40%", "4k", "-2.5e-3", "7B", "0.4", ".5", "1e3"]
+    for text in texts:
+        for context in (False, True):
+            calls.append(("hwlib.units.parse_number", {"text": text, "name": "field", "context": context}))
+            expected.append(units.parse_number(text, "field", context))
     got = [o.get("ok", o) for o in run_js(calls)]
     mismatches = [(c, e, g) for c, e, g in zip(calls, expected, got) if e != g]
     assert not mismatches, mismatches[:5]
+    bad = ["", "  ", "abc", "1e", ".", "inf", "nan", "15X", "%", "1.2.3", "0x10"]
+    out = run_js([("hwlib.units.parse_number", {"text": b, "name": "training tokens D"}) for b in bad])
+    for text, o in zip(bad, out):
+        with pytest.raises(ValueError) as err:
+            units.parse_number(text, "training tokens D")
+        assert o.get("error") == ["ValueError", str(err.value)], (text, o)
+        assert str(err.value).startswith("training tokens D")
 
 
 @needs_node

@@ -48,8 +48,14 @@ def estimate_case(rng: random.Random) -> dict:
             "price_per_hour": None if rng.random() < 0.3 else rng.uniform(0.0, 12.0),
             "precision": None if rng.random() < 0.5 else rng.choice(acc.precisions()),
             "weights_dtype": rng.choice(DTYPES), "kv_dtype": rng.choice(DTYPES),
-            "seq_len": rng.randint(1, 131072), "batch": rng.randint(1, 512), "zero_stage": rng.randint(0, 3),
-            "recompute": rng.choice(memory.RECOMPUTE), "scaling_efficiency": rng.uniform(0.05, 1.0)}
+            "batch": rng.randint(1, 512), "micro_batch": rng.randint(1, 16), "zero_stage": rng.randint(0, 3),
+            "recompute": rng.choice(memory.RECOMPUTE), "attention": rng.choice(memory.ATTENTION),
+            "scaling_efficiency": rng.uniform(0.05, 1.0)}
+    model = case["model"]     # lengths within the model's context (a longer one is refused: bad cases)
+    context = (models.get(model).max_context if isinstance(model, str) else
+               model["custom"]["max_context"] if isinstance(model, dict) else 131072)
+    case["seq_len"] = rng.randint(1, context)
+    case["train_seq_len"] = None if rng.random() < 0.3 else rng.randint(1, context)
     if case["model"] is None:
         case["n_params"] = _log_uniform(rng, 1e6, 2e12)
         if rng.random() < 0.8:
@@ -63,6 +69,8 @@ def bad_estimate_cases(rng: random.Random) -> list[dict]:
     base = {**estimate_case(rng), "model": "Llama 3 8B", "tokens": 1e12}
     changes = [{"n_gpus": v} for v in (-1, 0, 2.5, math.nan)] + [{"mfu": v} for v in (1.5, 0.0, -0.2, math.nan)]
     changes += [{"tokens": v} for v in (-1.0, 0.0, math.nan, math.inf)] + [{"seq_len": v} for v in (0, -5, 1.5)]
+    changes += [{"seq_len": 8193}, {"train_seq_len": 10**6}, {"micro_batch": 0}, {"attention": "fast"},
+                {"batch": 2.5}]
     changes += [{"batch": 0}, {"price_per_hour": -3.0}, {"price_per_hour": math.nan},
                 {"scaling_efficiency": 1.5}, {"scaling_efficiency": 0.0}, {"zero_stage": 4}, {"zero_stage": -1},
                 {"weights_dtype": "bf17"}, {"recompute": "sometimes"}, {"precision": "fp64"},

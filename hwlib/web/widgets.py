@@ -28,7 +28,7 @@ DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
 SHAPE_FIELDS = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff", "max_context",
                 "gated_mlp", "tied_embeddings", "learned_positions", "bias")
 FORMATTERS = [units.format_bytes, units.format_seconds, units.format_usd, units.format_rate, units.format_bandwidth,
-              units.format_flops, units.format_si, units.format_number]
+              units.format_flops, units.format_si, units.format_number, units.parse_number]
 
 # Kernels placed on the roofline explorer: (label, hwlib function, keyword arguments; the element
 # size comes from the chosen precision). Shapes follow chapter 6 (a d = 4096 layer for decoding).
@@ -89,16 +89,24 @@ def _html(kind: str, functions, data: dict, title: str):
 
 def llm_calculator(model: str = "Llama 3 8B", gpu: str = "H100 SXM", tokens: float = 15e12,
                    n_gpus: int = 1024, mfu: float = 0.4, price_per_hour: float | None = None,
-                   seq_len: int = 4096, batch: int = 1):
+                   seq_len: int | None = None, batch: int = 1, train_seq_len: int | None = None,
+                   micro_batch: int = 1):
     """The napkin-math calculator of chapter 9, in the page: `hwlib.calculator.estimate` compiled to
-    JavaScript. Model by name, by shape or by parameter count; every quantity with its formula."""
+    JavaScript. Model by name, by shape or by parameter count; every quantity with its formula.
+    Serving (seq_len, batch) and training (train_seq_len, micro_batch) are separate fields; lengths
+    default to 4096 tokens or the model's context when shorter, and reset when the model changes."""
     acc = specs.get(gpu)
+    shape = models.get(model)
+    default_len = min(calculator.DEFAULT_SEQ_LEN, shape.max_context)
+    lengths = {k: default_len if v is None else v for k, v in (("seq_len", seq_len), ("train_seq_len", train_seq_len))}
+    calculator.estimate(shape, gpu=acc.name, batch=batch, micro_batch=micro_batch, **lengths)  # ValueError if impossible
     price = price_per_hour if price_per_hour is not None else acc.price_per_hour_usd
     data = {"accelerators": _accelerators(), "models": _models(), "dtypes": list(DTYPES),
             "precisions": list(specs.PRECISIONS), "recompute": list(memory.RECOMPUTE),
-            "defaults": {"model": models.get(model).name, "gpu": acc.name, "tokens": tokens,
+            "attention": list(memory.ATTENTION), "default_seq_len": calculator.DEFAULT_SEQ_LEN,
+            "defaults": {"model": shape.name, "gpu": acc.name, "tokens": tokens,
                          "n_gpus": n_gpus, "mfu": mfu, "price_per_hour": 3.0 if price is None else price,
-                         "seq_len": seq_len, "batch": batch}}
+                         "batch": batch, "micro_batch": micro_batch, **lengths}}
     return _html("llm", [calculator.estimate, calculator.Quantity.text, models.custom], data,
                  "LLM memory, compute and cost calculator")
 

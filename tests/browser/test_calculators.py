@@ -41,8 +41,9 @@ DRIVE_LLM = """([id, cases]) => {
     q("gpu").value = c.gpu;
     fire(q("gpu"));
     q("precision").value = c.precision || "";
-    for (const k of ["tokens", "seq_len", "batch", "n_gpus", "mfu", "scaling_efficiency", "price_per_hour"]) q(k).value = text(c[k]);
-    for (const k of ["weights_dtype", "kv_dtype", "recompute", "zero_stage"]) q(k).value = String(c[k]);
+    for (const k of ["tokens", "seq_len", "batch", "n_gpus", "mfu", "scaling_efficiency", "price_per_hour",
+                     "train_seq_len", "micro_batch"]) q(k).value = text(c[k]);
+    for (const k of ["weights_dtype", "kv_dtype", "recompute", "zero_stage", "attention"]) q(k).value = String(c[k]);
     fire(q("tokens"));
     const box = root.querySelector(".hwlib-error");
     return {state: root.dataset.state, result: root.dataset.result ? JSON.parse(root.dataset.result) : null,

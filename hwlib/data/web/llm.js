@@ -28,13 +28,19 @@ for (const [k, label] of FLAGS) {
   flagRow.append(h("div", { class: "hwlib-flag", "data-shape": k }, flagBoxes[k], h("label", { for: id, text: label })));
 }
 shapeSet.append(flagRow);
-const workSet = group("Workload",
-  add(field("tokens", "training tokens D", D.tokens)), add(field("seq_len", "sequence length s", D.seq_len)),
-  add(field("batch", "batch B (sequences)", D.batch)),
-  add(select("weights_dtype", "weights dtype (serving)", DATA.dtypes.map((d) => [d, d]), "bf16")),
-  add(select("kv_dtype", "KV cache dtype", DATA.dtypes.map((d) => [d, d]), "bf16")),
+const contextOf = (name) => String(Math.min(DATA.default_seq_len, modelByName[name].max_context));
+const trainSet = group("Training",
+  add(field("tokens", "training tokens D (empty: inference only)", D.tokens)),
+  add(field("train_seq_len", "training sequence length s (tokens)", D.train_seq_len)),
+  add(field("micro_batch", "micro-batch b (sequences per GPU step)", D.micro_batch)),
+  add(select("attention", "attention kernel", DATA.attention.map((a) => [a, a === "flash" ? "FlashAttention" : "standard (scores stored)"]), "flash")),
   add(select("recompute", "activation recompute", DATA.recompute.map((r) => [r, r]), "none")),
   add(select("zero_stage", "ZeRO stage", ["0", "1", "2", "3"].map((z) => [z, z]), "0")));
+const serveSet = group("Serving",
+  add(field("seq_len", "context per sequence (tokens)", D.seq_len)),
+  add(field("batch", "serving batch B (sequences decoded together)", D.batch)),
+  add(select("weights_dtype", "weights dtype", DATA.dtypes.map((d) => [d, d]), "bf16")),
+  add(select("kv_dtype", "KV cache dtype", DATA.dtypes.map((d) => [d, d]), "bf16")));
 const hwSet = group("Hardware",
   add(select("gpu", "accelerator (spec sheet)", DATA.accelerators.map((a) => [a.name, a.name]), D.gpu)),
   add(select("precision", "precision of the peak FLOP/s", [], "")), add(field("n_gpus", "GPUs G", D.n_gpus)),
@@ -50,7 +56,7 @@ const table = h("table", { class: "hwlib-results" },
   h("caption", { text: "Every quantity with its formula and the numbers that went in (GB = 10⁹ bytes, GiB = 2³⁰ bytes). " +
                        "The code is hwlib.calculator.estimate, compiled to JavaScript when the book was built." }),
   h("thead", {}, h("tr", {}, ...["quantity", "value", "formula", "numbers"].map((t) => h("th", { scope: "col", text: t })))), tbody);
-root.append(h("div", { class: "hwlib-form hwlib-stack" }, shapeSet, workSet, hwSet), errorBox,
+root.append(h("div", { class: "hwlib-form hwlib-stack" }, shapeSet, trainSet, serveSet, hwSet), errorBox,
   h("div", { class: "hwlib-scroll" }, table), missing);
 
 const mode = () => (inputs.model.value === "__shape" ? "shape" : inputs.model.value === "__params" ? "params" : "named");
@@ -60,6 +66,9 @@ function applyModel() {
     const shape = modelByName[inputs.model.value];
     for (const [k] of SHAPE) inputs[k].value = String(shape[k]);
     for (const [k] of FLAGS) flagBoxes[k].checked = Boolean(shape[k]);
+    // a new model starts from its own defaults: 4096 tokens, or its context when shorter
+    inputs.seq_len.value = contextOf(shape.name);
+    inputs.train_seq_len.value = contextOf(shape.name);
   }
   for (const node of shapeNodes()) node.hidden = m === "params" && !KV_SHAPE.has(node.dataset.shape);
   for (const node of shapeSet.querySelectorAll("[data-params]")) node.hidden = m !== "params";
@@ -78,26 +87,31 @@ function applyGpu() {
     (acc.price_per_hour_usd === null ? ` The sheet has no price for the ${acc.name}: the cost uses the price you enter.` : "");
 }
 
+// Text read as hwlib.units.parse_number reads it ("15T", "7e9", "40%", "4k" for lengths); an empty or
+// unreadable field raises a ValueError that names the field by its label.
+const CONTEXT_FIELDS = new Set(["seq_len", "train_seq_len", "max_context"]);
+const readField = (key) => hw.call("hwlib.units.parse_number",
+  { text: inputs[key].value, name: fieldLabel(inputs[key]), context: CONTEXT_FIELDS.has(key) });
+const readOptional = (key) => (inputs[key].value.trim() === "" ? null : readField(key));
 function readKwargs() {
   const m = mode();
   const kw = {};
   const shape = {};
   if (m === "named") kw.model = inputs.model.value;
   else if (m === "shape") {
-    for (const [k] of SHAPE) shape[k] = readNumber(inputs[k]);
+    for (const [k] of SHAPE) shape[k] = readField(k);
     for (const [k] of FLAGS) shape[k] = flagBoxes[k].checked;
     kw.model = hw.call("hwlib.models.custom", { name: "custom shape", ...shape });
   } else {
-    kw.n_params = readNumber(inputs.n_params);
-    kw.n_layers = readNumber(inputs.n_layers);
-    kw.n_kv_heads = readNumber(inputs.n_kv_heads);
-    kw.head_dim = readNumber(inputs.head_dim);
+    for (const k of ["n_params", "n_layers", "n_kv_heads", "head_dim"]) kw[k] = readField(k);
   }
-  for (const k of ["tokens", "seq_len", "batch", "n_gpus", "mfu", "scaling_efficiency"]) kw[k] = readNumber(inputs[k]);
-  kw.price_per_hour = inputs.price_per_hour.value.trim() === "" ? null : readNumber(inputs.price_per_hour);
+  for (const k of ["seq_len", "batch", "micro_batch", "n_gpus", "mfu", "scaling_efficiency"]) kw[k] = readField(k);
+  kw.train_seq_len = readOptional("train_seq_len");      // empty: 4096 or the model's context
+  kw.tokens = readOptional("tokens");                    // empty: inference only, as in Python
+  kw.price_per_hour = readOptional("price_per_hour");    // empty: the spec sheet's price
   kw.precision = inputs.precision.value || null;
   kw.gpu = inputs.gpu.value;
-  for (const k of ["weights_dtype", "kv_dtype", "recompute"]) kw[k] = inputs[k].value;
+  for (const k of ["weights_dtype", "kv_dtype", "recompute", "attention"]) kw[k] = inputs[k].value;
   kw.zero_stage = Number(inputs.zero_stage.value);
   return { kw, record: { mode: m, shape, ...kw, model: m === "named" ? kw.model : null } };
 }

@@ -33,9 +33,13 @@ const FORMAT = {
   ratio: (x) => rt.format(x, ".2f"),
   percent: (x) => rt.format(x, ".1%"),
 };
-// A typed number, read as Python's float() reads it ("7e9", "1_000", " 0.4 "); text it cannot
-// read raises the same ValueError Python would.
-const readNumber = (input) => rt.float(input.value);
+// A typed number, read by the generated hwlib.units.parse_number ("7e9", "1_000", " 0.4 ", "15T",
+// "40%"); empty or unreadable text raises a ValueError that names the field by its label.
+const fieldLabel = (input) => {
+  const label = root.querySelector(`label[for="${input.id}"]`);
+  return label ? label.textContent : input.name;
+};
+const readNumber = (input) => hw.call("hwlib.units.parse_number", { text: input.value, name: fieldLabel(input) });
 // Large defaults are shown as 1e+12 rather than 1000000000000 (Python's float() reads both).
 const shown = (value) => (typeof value === "number" && Math.abs(value) >= 1e10 ? rt.format(value, ".6g") : String(value));
 const field = (key, label, value, attrs = {}) => {

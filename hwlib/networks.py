@@ -24,8 +24,9 @@ the DGX SuperPOD fat tree; Patarasuk & Yuan 2009 (ring); Graham et al. 2016 (SHA
   never crosses the spine. All-to-all traffic between different rails is first moved over NVLink
   to the GPU on the destination's rail (NCCL's PXN), costing (d-1)/d of the off-domain bytes again
   on NVLink. Without rails, all of a node's GPUs share a top-of-rack leaf, which reaches only the
-  few nodes on the same leaf without the spine. Traffic that does cross the spine sees W_net = W_nic / oversubscription (1 for the
-  full fat tree of the SuperPOD, 7 in the Llama 3 cluster's aggregation layer).
+  few nodes on the same leaf without the spine. Traffic that does cross the spine sees
+  W_net = W_nic / oversubscription (1 for the full fat tree of the SuperPOD, 7 in the Llama 3
+  cluster's aggregation layer).
 """
 from __future__ import annotations
 

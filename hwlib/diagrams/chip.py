@@ -66,7 +66,6 @@ def _lane_grid(ax, title, units_n, lanes, unit_name, color, caption):
     cols = math.ceil(math.sqrt(units_n * 1.1))
     rows = math.ceil(units_n / cols)
     lane_cols = math.ceil(math.sqrt(lanes * 2))
-    lane_rows = math.ceil(lanes / lane_cols)
     for i in range(units_n):
         x0, y0 = (i % cols) * 1.0, (rows - 1 - i // cols) * 1.0
         box(ax, x0 + 0.04, y0 + 0.04, 0.92, 0.92, color="orange" if color == "vermillion" else "sky_blue",
@@ -116,7 +115,8 @@ def sm(gpu: str = "H100 SXM"):
         ax.text(x + (w - 0.15) / 2, 4.45 - (lanes // grid) * size * 0.9 - 0.22, f"{lanes} FP32 lanes",
                 ha="center", fontsize=FONT, va="center")
         box(ax, x + 0.1, 2.05, w - 0.35, 0.75, f"tensor core x{tcs}", "reddish_purple", 0.45, weight="bold")
-    box(ax, 0.3, 0.3, 9.4, 1.35, f"L1 data cache / shared memory: {units.format_bytes(f['l1_shared_bytes_per_sm'], binary=True)}"
+    l1 = units.format_bytes(f["l1_shared_bytes_per_sm"], binary=True)
+    box(ax, 0.3, 0.3, 9.4, 1.35, f"L1 data cache / shared memory: {l1}"
         f" per SM (up to {units.format_bytes(f['max_shared_bytes_per_sm'], binary=True)} as shared memory)",
         "vermillion", 0.3, size=FONT + 1)
     alt = (f"Block diagram of one {f['name']} streaming multiprocessor: {parts} identical sub-partitions side by "
@@ -165,7 +165,8 @@ def hbm_stack(gpu: str = "H100 SXM"):
     side.annotate("DRAM dies", (3.2, 3.6), (3.6, 4.6), fontsize=FONT, arrowprops=dict(arrowstyle="-", color=INK))
     side.annotate("through-silicon vias", (2.75, 5.0), (3.6, 5.45), fontsize=FONT,
                   arrowprops=dict(arrowstyle="-", color=INK))
-    side.annotate("base (logic) die", (3.2, 1.82), (3.6, 2.8), fontsize=FONT, arrowprops=dict(arrowstyle="-", color=INK))
+    side.annotate("base (logic) die", (3.2, 1.82), (3.6, 2.8), fontsize=FONT,
+                  arrowprops=dict(arrowstyle="-", color=INK))
     side.annotate(f"{width:,}-bit interface per stack", (4.0, 1.42), (3.4, 0.0), fontsize=FONT, ha="center",
                   va="top", arrowprops=dict(arrowstyle="-", color=INK))
     side.plot([2.9, 5.3], [1.42, 1.42], color=C_WIRE, lw=3, zorder=6)
@@ -181,7 +182,8 @@ def hbm_stack(gpu: str = "H100 SXM"):
         w_, h_ = (1.4, 1.0) if i < 4 else (1.5, 0.7)
         box(top, x, y, w_, h_, f"HBM {i + 1}", "yellow", 0.55, size=FONT - 0.5, rounded=False)
     top.set_title(f"top view: {stacks} stacks x {width:,} bits = {bus:,}-bit bus\n"
-                  f"{units.format_bandwidth(acc.bandwidth)} / {stacks} = {units.format_bandwidth(per_stack_bw)} per stack",
+                  f"{units.format_bandwidth(acc.bandwidth)} / {stacks} = "
+                  f"{units.format_bandwidth(per_stack_bw)} per stack",
                   fontsize=FONT + 0.5, loc="left")
     alt = (f"Two schematic drawings of an {acc.name} package. Side view: a package substrate, a silicon "
            f"interposer on it, the GPU die in the middle and an HBM stack on each side, each stack a base logic die "

@@ -104,12 +104,14 @@ def collective_costs(n_bytes: float = 1.0e9, gpus=(8, 16, 32, 72, 144, 288, 576,
     axes[0].set_ylabel("time (bandwidth terms, model)")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=FONT - 0.5,
                frameon=False)
-    axes[1].text(0.02, 0.97, "dotted: one 8-GPU node, one 72-GPU rack", transform=axes[1].transAxes, va="top",
-                 fontsize=FONT - 1, color=MUTED)
+    axes[1].text(0.98, 0.03, "dotted: one 8-GPU node, one 72-GPU rack", transform=axes[1].transAxes, va="bottom",
+                 ha="right", fontsize=FONT - 1, color=MUTED)
     h100 = curves[cases[0][0]]
-    alt = (f"Two log-log line charts of modelled time against GPU count, 8 to {max(gpus)}, for {units.format_bytes(n_bytes)} "
+    alt = (f"Two log-log line charts of modelled time against GPU count, 8 to {max(gpus)}, for "
+           f"{units.format_bytes(n_bytes)} "
            f"per GPU. All-reduce: nearly flat for a rail-optimised DGX H100 fabric (from "
-           f"{units.format_seconds(h100['allreduce_s'][0])} in one node to {units.format_seconds(h100['allreduce_s'][-1])}), "
+           f"{units.format_seconds(h100['allreduce_s'][0])} in one node to "
+           f"{units.format_seconds(h100['allreduce_s'][-1])}), "
            f"lower with SHARP and on NVL72 racks, and several times higher once traffic crosses a 1:{over:g} "
            f"oversubscribed spine. All-to-all: jumps as soon as the job leaves the NVLink domain.")
     return finish(fig, alt, curves)

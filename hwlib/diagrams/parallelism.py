@@ -24,7 +24,8 @@ def zero_stages(n_params: float = 7.5e9, n_devices: int = 4, optimizer_bytes_per
         y = (3 - stage) * 1.25
         per[stage] = memory.zero_bytes_per_device(n_params, n_devices, stage, k)
         ax.text(-2.9, y + 0.45, ["stage 0: replicate all", "stage 1: shard optimizer",
-                                 "stage 2: + gradients", "stage 3: + weights"][stage], ha="left", va="center", fontsize=FONT, weight="bold")
+                                 "stage 2: + gradients", "stage 3: + weights"][stage], ha="left", va="center",
+                fontsize=FONT, weight="bold")
         for d in range(n_devices):
             x = d * 2.6
             parts = [(2.0, stage >= 3), (2.0, stage >= 2), (k, stage >= 1)]

@@ -146,7 +146,7 @@ def pipeline_schedules(n_stages: int = 4, n_microbatches: int = 8, virtual_stage
             ax.add_patch(Rectangle((0, s - 0.42), end, 0.84, facecolor=tint("black", 0.12), edgecolor=INK, lw=0.6,
                                    zorder=0))
         for o in ops:
-            chunk_shade = 0.75 if (o.chunk // p) % 2 == 0 else 0.4
+            chunk_shade = 0.55 if (o.chunk // p) % 2 == 0 else 0.25
             face = tint("blue" if o.kind == "F" else "orange", chunk_shade)
             ax.add_patch(Rectangle((o.start, o.device - 0.42), o.end - o.start, 0.84, facecolor=face, edgecolor=INK,
                                    lw=0.5, zorder=2))
@@ -173,16 +173,19 @@ def pipeline_schedules(n_stages: int = 4, n_microbatches: int = 8, virtual_stage
     axes[-1, 0].set_xlabel(f"time (one stage's forward of one micro-batch = {t_forward:g}, backward = {t_backward:g})",
                            fontsize=FONT)
     axes[-1, 1].set_xlabel("micro-batches held", fontsize=FONT)
-    handles = [Rectangle((0, 0), 1, 1, facecolor=tint("blue", 0.75), edgecolor=INK, label="forward"),
-               Rectangle((0, 0), 1, 1, facecolor=tint("orange", 0.75), edgecolor=INK, label="backward"),
-               Rectangle((0, 0), 1, 1, facecolor=tint("blue", 0.4), edgecolor=INK, label="second chunk (interleaved)"),
-               Rectangle((0, 0), 1, 1, facecolor=tint("black", 0.12), hatch="////", edgecolor=INK, label="idle (bubble)")]
+    handles = [Rectangle((0, 0), 1, 1, facecolor=tint("blue", 0.55), edgecolor=INK, label="forward"),
+               Rectangle((0, 0), 1, 1, facecolor=tint("orange", 0.55), edgecolor=INK, label="backward"),
+               Rectangle((0, 0), 1, 1, facecolor=tint("blue", 0.25), edgecolor=INK,
+                         label="second model chunk (interleaved)"),
+               Rectangle((0, 0), 1, 1, facecolor=tint("black", 0.12), hatch="////", edgecolor=INK,
+                         label="idle (bubble)")]
     fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=FONT - 0.5, frameon=False)
     fig.suptitle(f"Pipeline schedules, p = {p} stages, m = {m} micro-batches (simulated; numbers = micro-batch)",
                  fontsize=FONT + 1)
     alt = (f"Three timelines of {p} devices each: GPipe runs all {m} forwards then all backwards, leaving a "
            f"{result['gpipe']['bubble']:.0%} idle bubble at the start and end; 1F1B interleaves forwards and backwards "
-           f"with the same {result['1f1b']['bubble']:.0%} bubble; interleaved 1F1B with {v} chunks per device cuts it to "
+           f"with the same {result['1f1b']['bubble']:.0%} bubble; interleaved 1F1B with {v} chunks per device "
+           f"cuts it to "
            f"{result['interleaved']['bubble']:.0%}. Bars beside each show the peak activations per device: "
            f"{m:g} micro-batches on every device for GPipe, "
            f"{', '.join(f'{x:g}' for x in result['1f1b']['peak_activations'])} for 1F1B and "

@@ -26,7 +26,8 @@ def ring_states(n_ranks: int = 4, elements_per_chunk: int = 256):
         msgs = [m for m in trace.log if m[1] == step]
         new = state.copy()
         for phase, _, src, dst, chunk, _ in msgs:
-            new[dst, chunk] = (state[dst, chunk] | state[src, chunk]) if phase == "reduce-scatter" else state[src, chunk]
+            summed = state[dst, chunk] | state[src, chunk]
+            new[dst, chunk] = summed if phase == "reduce-scatter" else state[src, chunk]
         state = new
         states.append(state.copy())
         sends.append([(m[0], m[2], m[3], m[4]) for m in msgs])
@@ -52,7 +53,8 @@ def ring_allreduce(n_ranks: int = 4, n_bytes: float = 1.0e9):
             continue
         _panel(ax, states[idx], sends[idx], n_ranks, _title(idx, n_ranks))
     fig.suptitle(f"Ring all-reduce over {n_ranks} ranks: each rank's vector in {n_ranks} chunks; a cell lists "
-                 f"whose contributions it holds; a thick outline marks the chunk a rank sent in that step\nevery link carries 2(N-1)/N x n = {units.format_bytes(per_link)} "
+                 f"whose contributions it holds; a thick outline marks the chunk a rank sent in that step\n"
+                 f"every link carries 2(N-1)/N x n = {units.format_bytes(per_link)} "
                  f"for n = {units.format_bytes(n_bytes)} (simulator counted {units.format_bytes(counted)})",
                  fontsize=FONT + 0.5)
     alt = (f"{len(states)} small tables, one per step of a ring all-reduce over {n_ranks} ranks, rows are ranks and "

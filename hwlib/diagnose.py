@@ -229,6 +229,16 @@ def explain(remedy: str) -> str:
     raise KeyError(f"unknown remedy {remedy!r}; known: {', '.join(known)}")
 
 
+class _AtMFU:
+    """An accelerator whose peak is u·π: the rate a plan at MFU u assumes (for `tiers`)."""
+
+    def __init__(self, acc, u):
+        self.name, self.bandwidth, self._acc, self._u = getattr(acc, "name", str(acc)), acc.bandwidth, acc, u
+
+    def peak_flops(self, precision):
+        return self._u * self._acc.peak_flops(precision)
+
+
 ON_CHIP_TIERS = ("registers", "shared memory", "SMEM", "L1", "L2", "HBM")
 """Tiers whose traffic kernels overlap with their own arithmetic (the roofline's max): memory on the
 device. Other tiers (NVLink, PCIe, a network) are collectives that may or may not overlap."""
@@ -238,7 +248,7 @@ device. Other tiers (NVLink, PCIe, a network) are collectives that may or may no
 class Hierarchy:
     """A kernel against several bandwidth tiers at once: each tier is its own roof (chapter 6 §6.5)."""
     name: str
-    per_tier: dict                  # tier -> Diagnosis (each against the peak: the roofline of that tier)
+    per_tier: dict                  # tier -> Diagnosis, each against u·π and that tier's bandwidth
     compute_time_s: float           # F / (u·π): the arithmetic at the MFU given (u = 1: the peak)
     binding: str                    # the tier with the longest transfer time, or "compute"
     time_lower_bound_s: float       # max(compute, every transfer): everything overlaps
@@ -263,7 +273,8 @@ def tiers(flops, traffic, gpu, precision="bf16", *, name="kernel", mfu=1.0, on_c
     """Diagnose one kernel (or step) against every tier it crosses. traffic: {tier: (bytes_moved, bandwidth)}.
 
     Compute time t_c = F / (u·π) with u = `mfu` (1 = the peak; pass the MFU the plan assumes so every
-    time in the answer is at the same rate). Transfer times t_i = Q_i / β_i. The binding tier is the
+    time in the answer is at the same rate; the per-tier diagnoses then use u·π as their flat roof, so
+    their ridges are u·π/β). Transfer times t_i = Q_i / β_i. The binding tier is the
     one with the longest t_i, or "compute" if t_c is longer than all of them.
     time_lower_bound_s = max(t_c, t_i ...): every transfer overlaps with compute.
     no_overlap_time_s = max(t_c, t_i for on-chip tiers) + Σ t_i for the other tiers: inside a kernel
@@ -278,11 +289,12 @@ def tiers(flops, traffic, gpu, precision="bf16", *, name="kernel", mfu=1.0, on_c
     u = _check.positive("mfu", mfu)
     if u > 1:
         raise ValueError(f"mfu must be a fraction in (0, 1] (e.g. 0.4 for 40 %); got {mfu!r}")
+    rated = acc if u == 1.0 else _AtMFU(acc, u)         # every roof at the same rate as the compute time
     per = {}
     for tier, pair in traffic.items():
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise ValueError(f"traffic[{tier!r}] must be (bytes_moved, bandwidth); got {pair!r}")
-        per[str(tier)] = kernel(flops, pair[0], acc, precision, name=name, bandwidth=pair[1], tier=str(tier))
+        per[str(tier)] = kernel(flops, pair[0], rated, precision, name=name, bandwidth=pair[1], tier=str(tier))
     compute_s = float(flops) / (u * acc.peak_flops(precision))
     transfer = {t: d.bytes_moved / d.bandwidth for t, d in per.items()}
     worst = max(transfer, key=transfer.get)

@@ -123,6 +123,9 @@ def test_tiers_time_compute_at_the_planned_mfu():
     assert at_40.compute_time_s == pytest.approx(at_peak.compute_time_s / 0.4) == pytest.approx(flops / (0.4 * PI))
     assert at_40.no_overlap_time_s == pytest.approx(max(flops / (0.4 * PI), 36 * 7e9 / BETA) + grads / ib)
     assert "40% MFU" in at_40.summary()
+    assert at_40.per_tier["IB"].ridge_point == pytest.approx(0.4 * PI / ib)          # same rate on every roof
+    assert at_40.per_tier["IB"].time_lower_bound_s == pytest.approx(max(flops / (0.4 * PI), grads / ib))
+    assert at_peak.per_tier["IB"].ridge_point == pytest.approx(PI / ib)
     # an on-chip tier can be declared: nothing but compute and L2 overlap here
     h = diagnose.tiers(flops, {"L2": (1e12, 10e12), "HBM": (1e11, BETA)}, "H100", on_chip=("L2",))
     assert h.no_overlap_time_s == pytest.approx(max(flops / PI, 0.1) + 1e11 / BETA)

@@ -122,8 +122,11 @@ def build_wheel(dest: Path) -> Path:
     project = Path(spec.__file__).resolve().parents[2]
     if not (project / "pyproject.toml").is_file():
         raise ValueError("hwlib is not installed from a source tree here; pass --wheel FILE")
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                           "-q", "-w", str(dest), str(project)], capture_output=True, text=True, timeout=600)
+    for isolation in ([], ["--no-build-isolation"]):   # the second for a machine without an index
+        proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q",
+                               "-w", str(dest), str(project)], capture_output=True, text=True, timeout=600)
+        if proc.returncode == 0:
+            break
     wheels = sorted(dest.glob("hwlib-*.whl"))
     if proc.returncode != 0 or not wheels:
         raise ValueError(f"building the hwlib wheel failed: {(proc.stderr or proc.stdout).strip()[-300:]}")

@@ -215,14 +215,14 @@ class Runner:
             self.nb.cells.pop()
 
     def _injected(self, client, task: dict, timeout: float) -> tuple[str, str]:
-        """Run a grader cell; it is not kept in the executed notebook unless it is an extraction."""
+        """Run a grader cell; it is not kept in the executed notebook (which may be handed back to
+        the learner, so hidden names and arguments must not be in it)."""
         self.nb.cells.append(nbformat.v4.new_code_cell(task["source"]))
         n = len(self.nb.cells) - 1
         try:
             return self._execute(client, self.nb.cells[n], n, timeout)
         finally:
-            if task["kind"] == "setup":
-                self.nb.cells.pop()
+            self.nb.cells.pop()
 
     def _task(self, client, task: dict, deadline: float, nonce: str, answers: dict) -> str:
         """Run one task and record what happened; returns the outcome code."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from . import _check, roofline, specs
+from . import _check, roofline, specs, units
 
 LAUNCH_OVERHEAD_S = 5e-6
 """Order of magnitude of one kernel launch [s]: ~2.5 µs back to back on an H200 and ~6 µs cold in
@@ -134,10 +134,10 @@ class Diagnosis:
         what = "" if self.kind == "generic" else f"{self.kind}, "
         lines = [f"{self.name} on {self.gpu} ({what}{self.precision}, {self.tier}): I = {self.intensity:.3g} FLOP/B "
                  f"vs ridge {self.ridge_point:.3g} -> {side}",
-                 f"  attainable {self.attainable_flops:.3g} FLOP/s = {self.fraction_of_peak:.1%} of peak; "
-                 f"time >= {self.time_lower_bound_s:.3g} s"]
+                 f"  attainable {units.format_rate(self.attainable_flops)} = {self.fraction_of_peak:.1%} of peak; "
+                 f"time >= {units.format_seconds(self.time_lower_bound_s)}"]
         if self.measured_s is not None:
-            lines.append(f"  measured {self.measured_s:.3g} s -> {self.achieved_flops:.3g} FLOP/s = "
+            lines.append(f"  measured {units.format_seconds(self.measured_s)} -> {units.format_rate(self.achieved_flops)} = "
                          f"{self.fraction_of_attainable:.1%} of the roof")
         lines.append("  try: " + "; ".join(self.remedies))
         lines.append("  won't help: " + "; ".join(self.will_not_help))
@@ -202,7 +202,8 @@ def kernel(flops, bytes_moved, gpu, precision="bf16", *, name="kernel", kind="ge
     t_min = roofline.time_s(f, q, pi, beta)
     warnings = []
     if t_min < launch:
-        warnings.append(f"launch-bound: the roofline time {t_min:.2g} s is below the ~{launch:.0e} s cost of "
+        warnings.append(f"launch-bound: the roofline time {units.format_seconds(t_min)} is below the "
+                        f"~{units.format_seconds(launch)} cost of "
                         "launching a kernel; fuse it with its neighbours or batch more work per launch")
     achieved = fraction = None
     if measured_s is not None:
@@ -257,12 +258,13 @@ class Hierarchy:
 
     def summary(self) -> str:
         rate = "at peak" if self.mfu == 1.0 else f"at {self.mfu:.0%} MFU"
-        lines = [f"{self.name}: binding = {self.binding}, time >= {self.time_lower_bound_s:.3g} s if every transfer "
-                 f"overlaps, {self.no_overlap_time_s:.3g} s if the off-chip ones do not "
-                 f"(compute alone {self.compute_time_s:.3g} s {rate})"]
+        t = units.format_seconds
+        lines = [f"{self.name}: binding = {self.binding}, time >= {t(self.time_lower_bound_s)} if every transfer "
+                 f"overlaps, {t(self.no_overlap_time_s)} if the off-chip ones do not "
+                 f"(compute alone {t(self.compute_time_s)} {rate})"]
         for tier, d in self.per_tier.items():
-            lines.append(f"  {tier:>10}: I = {d.intensity:.3g} FLOP/B, ridge {d.ridge_point:.3g}, "
-                         f"transfer {d.bytes_moved / d.bandwidth:.3g} s, {d.bound}-bound on this roof")
+            lines.append(f"  {tier:>10}: I = {d.intensity:,.4g} FLOP/B, ridge {d.ridge_point:,.4g}, "
+                         f"transfer {t(d.bytes_moved / d.bandwidth)}, {d.bound}-bound on this roof")
         return "\n".join(lines)
 
     def __str__(self) -> str:

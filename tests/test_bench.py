@@ -95,10 +95,23 @@ def test_stream_kernels_compute_stream_values(threads):
     assert (c == 4.0).all() and (b == 3.0).all() and (a == 15.0).all()  # c=1, b=3, c=4, a=3+3*4
 
 
-def test_triad_chunk_stays_in_cache_bounds():
-    assert cpu.triad_chunk_bytes(32 << 20, 2) == 4 << 20      # a quarter of a 32 MiB L3 over 2 threads
-    assert cpu.triad_chunk_bytes(8 << 20, 8) == 256 << 10     # small L3, many threads: the L2-sized floor
-    assert cpu.triad_chunk_bytes(None, 2) == cpu.CHUNK_BYTES
+def test_triad_chunk_follows_the_cores_own_l2():
+    assert cpu.triad_chunk_bytes(1 << 20, 2) == 128 << 10     # an eighth of a 1 MiB per-core L2
+    assert cpu.triad_chunk_bytes(256 << 10) == 64 << 10       # small L2: the call-overhead floor
+    assert cpu.triad_chunk_bytes(32 << 20) == 512 << 10       # never an L3-sized chunk
+    assert cpu.triad_chunk_bytes(None, 2) == 128 << 10
+
+
+def test_e1_chunks_by_l2_not_by_a_huge_llc(monkeypatch):
+    """A VM that reports a 480 MiB L3: the triad chunk still comes from the 1 MiB L2."""
+    from hwlib import device_info
+    from hwlib.bench import e1_bandwidth
+    monkeypatch.setattr(device_info, "_cpu_caches", lambda: {"l1_bytes": 48 << 10, "l2_bytes": 1 << 20, "l3_bytes": 480 << 20})
+    seen = []
+    real = cpu.stream_kernels
+    monkeypatch.setattr(cpu, "stream_kernels", lambda *a, **k: seen.append(a[-1]) or real(*a, **k))
+    bench.bandwidth(n=1 << 14, sweep=False, samples=1)
+    assert seen and all(ck == 128 << 10 for ck in seen)
 
 
 def test_split_covers_the_range_once():
@@ -228,10 +241,99 @@ def test_cli_all_writes_a_loadable_run(tmp_path, monkeypatch, capsys):
     assert "[hwlib bench]" in capsys.readouterr().err  # progress went to stderr
 
 
-def test_cli_all_needs_out(capsys):
+def test_cli_all_without_out_prints_a_summary_table(monkeypatch, capsys):
     from hwlib.cli import main
-    assert main(["bench", "all"]) == 2
-    assert "--out" in capsys.readouterr().err
+    real = bench.run
+    monkeypatch.setattr(bench, "run", lambda name, xp=None, quick=False, progress=None: real(
+        name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})))
+    assert main(["bench", "all", "--quick"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.strip().splitlines()
+    assert lines[1].split() == ["experiment", "status", "launch-bound", "result"]
+    rows = {line.split()[0]: line.split()[1] for line in lines[2:]}
+    assert rows == {"bandwidth": "ok", "matmul": "ok", "roofline": "ok", "fusion": "ok", "divergence": "skipped",
+                    "occupancy": "ok", "formats": "ok", "decode": "ok", "transfer": "skipped"}
+    assert "GB/s" in captured.out and "[1/9] bandwidth" in captured.err and "[9/9] transfer" in captured.err
+
+
+def test_cli_out_of_memory_is_one_line_not_a_traceback(monkeypatch, capsys):
+    from hwlib.cli import main
+
+    def boom(*a, **k):
+        raise MemoryError("Unable to allocate 512. MiB for an array with shape (67108864,) and data type float64")
+    monkeypatch.setattr(bench, "run", boom)
+    assert main(["bench", "bandwidth", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "out of memory" in err and "--quick" in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if not line.startswith("hwlib backend:")]) == 1
+
+
+def test_cli_all_saves_after_each_experiment(monkeypatch, tmp_path, capsys):
+    """A run that dies half-way (here: killed after the second experiment) keeps what it measured."""
+    from hwlib.bench import recorded
+    from hwlib.cli import main
+    real, done = bench.run, []
+
+    def run(name, xp=None, quick=False, progress=None):
+        if len(done) == 2:
+            raise KeyboardInterrupt
+        done.append(name)
+        return real(name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {}))
+    monkeypatch.setattr(bench, "run", run)
+    out = tmp_path / "run.json"
+    with pytest.raises(KeyboardInterrupt):
+        main(["bench", "all", "--quick", "--quiet", "--out", str(out)])
+    assert list(recorded.load(out)["records"]) == ["bandwidth", "matmul"]
+
+
+# --- CPU sizes on a laptop and on a big VM (a 480 MiB "LLC", 8 GiB free) -------------------------------
+
+@pytest.fixture
+def big_vm(monkeypatch):
+    from hwlib import device_info
+    monkeypatch.setattr(device_info, "_cpu_caches", lambda: {"l1_bytes": 48 << 10, "l2_bytes": 1 << 20, "l3_bytes": 480 << 20})
+    monkeypatch.setattr(device_info, "available_memory_bytes", lambda: 8 << 30)
+    backend._cache.clear()
+    return backend.get()
+
+
+def test_cpu_arrays_are_capped_by_available_memory(big_vm):
+    from hwlib.bench import e1_bandwidth
+    n_full, note = e1_bandwidth.default_n(big_vm, np.float64, quick=False)
+    n_quick, _ = e1_bandwidth.default_n(big_vm, np.float64, quick=True)
+    assert 3 * n_full * 8 <= 0.4 * (8 << 30) and "available memory" in note   # 4 x 480 MiB x 3 would be 5.6 GiB
+    assert n_quick < n_full and n_quick * 8 >= 2 * (480 << 20) * 0.99         # quick: 2 x LLC, not 4 x
+    assert max(e1_bandwidth.default_sweep_sizes(big_vm, quick=False)) <= 0.4 * (8 << 30)
+
+
+def test_bandwidth_record_says_it_was_capped(big_vm, monkeypatch):
+    from hwlib.bench import e1_bandwidth
+    monkeypatch.setattr(e1_bandwidth, "default_n", lambda bk, dtype, quick: (1 << 14, "arrays capped at 0 MiB each by available memory"))
+    rec = bench.bandwidth(sweep=False, samples=1)
+    assert rec["parameters"]["capped_by_memory"] and any("available memory" in n for n in rec["notes"])
+
+
+def test_decode_quick_measures_a_quick_bandwidth(monkeypatch):
+    from hwlib.bench import e1_bandwidth
+    calls = []
+    real = e1_bandwidth.bandwidth
+    monkeypatch.setattr(e1_bandwidth, "bandwidth", lambda *a, **k: calls.append(k) or real(*a, **dict(k, n=1 << 14)))
+    bench.decode(d=64, layers=1, batches=[1], quick=True, samples=1)
+    assert calls and calls[0]["quick"] is True and calls[0]["sweep"] is False
+
+
+def test_out_of_memory_in_the_sweep_keeps_the_stream_results(monkeypatch):
+    from hwlib.bench import e1_bandwidth
+    real = e1_bandwidth._arrays
+
+    def arrays(bk, n, dtype):
+        if n > 1 << 16:
+            raise MemoryError(f"Unable to allocate {3 * n * 8} bytes")
+        return real(bk, n, dtype)
+    monkeypatch.setattr(e1_bandwidth, "_arrays", arrays)
+    rec = bench.bandwidth(n=1 << 14, sweep_sizes=[3 << 14, 3 << 20, 3 << 22], samples=1)
+    assert [r["kernel"] for r in rec["results"]] == ["copy", "scale", "add", "triad"]
+    assert len(rec["sweep"]) == 1 and "out of memory after 1 sweep points" in rec["sweep_error"]
 
 
 def test_cli_runs_as_a_module():

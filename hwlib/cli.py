@@ -3,12 +3,13 @@
 Each command family registers itself from its own module so the calculators, the benchmarks and the
 grader stay separate: hwlib.cli_calc (specs, roofline, memory, train, decode), hwlib.cli_plan
 (estimate, diagnose), hwlib.bench.cli (bench) and hwlib.grading.cli (grade). Bad arguments: one
-line on stderr, exit status 2.
+line on stderr, exit status 2. `hwlib` alone prints the usage; output piped into `head` ends quietly.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # Modules that define `register(subparsers)`; each subcommand sets `func(args) -> int`.
@@ -37,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:                      # bare `hwlib`: what it can do, not an error
+        parser.print_help()
+        return 0
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -44,6 +49,19 @@ def main(argv=None) -> int:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"hwlib: error: {msg}", file=sys.stderr)
         return 2
+    except BrokenPipeError:           # `hwlib specs | head`: the reader left; no traceback
+        _silence_stdout()
+        return 141                    # 128 + SIGPIPE, what a shell reports for a closed pipe
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not raise again (Python docs,
+    "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):     # stdout without a file descriptor (captured in tests)
+        pass
 
 
 if __name__ == "__main__":

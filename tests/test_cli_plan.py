@@ -56,3 +56,19 @@ def test_bad_input_exits_2_with_one_line(argv, needle):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0].lower() and lines[0].startswith("hwlib: error:")
+
+
+def test_estimate_separates_training_and_serving_and_aliases_devices(capsys):
+    def quantities(*argv):
+        code, out, err = run(capsys, "estimate", "--model", "llama-3-8b", *argv, "--json")
+        assert code == 0, err
+        return {q["key"]: q["value"] for q in json.loads(out)["quantities"]}
+    base = quantities()
+    served = quantities("--batch", "64")
+    assert served["activation_bytes"] == base["activation_bytes"]           # serving batch: KV only
+    assert served["kv_cache_bytes"] == 64 * base["kv_cache_bytes"]
+    trained = quantities("--micro-batch", "4", "--train-seq", "8k", "--gpus", "8", "--zero", "3")
+    assert trained["activation_bytes"] == pytest.approx(8 * base["activation_bytes"], rel=0.01)
+    assert quantities("--devices", "8", "--zero", "3") == quantities("--gpus", "8", "--zero", "3")
+    code, _, err = run(capsys, "estimate", "--model", "llama-2-7b", "--seq", "8k")
+    assert code == 2 and "exceeds the context of Llama 2 7B" in err

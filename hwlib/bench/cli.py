@@ -20,6 +20,12 @@ def _elements(text) -> int:
     return parse_whole(text)
 
 
+def _elements(text) -> int:
+    """--n: a whole number of elements >= 1 ('0' is an error, not "the default size")."""
+    from hwlib.cli_calc import parse_whole
+    return parse_whole(text)
+
+
 def register(subparsers) -> None:
     names = list(bench.EXPERIMENTS) + ["all", "info"]
     p = subparsers.add_parser("bench", help="measure this machine (GPU via CuPy, else CPU via NumPy)",

@@ -157,3 +157,25 @@ def test_network_diagram_numbers_from_networks_yaml():
     assert first["allreduce_s"][0] == pytest.approx(networks.allreduce_time_s(1e9, 8))
     assert math.isclose(first["alltoall_s"][0], networks.alltoall_time_s(1e9, 8))
     assert collectives.expected_bytes_per_link(1e9, 8) / 450e9 == pytest.approx(first["allreduce_s"][0])
+
+
+def test_every_chapter_diagram_cell_has_alt_text_and_a_caption():
+    """Each chapter cell that draws a hwlib.diagrams figure declares alt text and a caption in its
+    MyST-NB metadata (the chapters' figure convention), and every diagram is used somewhere."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "chapters"
+    used = set()
+    for md in sorted(root.glob("*.md")):
+        for cell in re.findall(r"```\{code-cell\} ipython3\n(.*?)\n```", md.read_text(), flags=re.S):
+            calls = re.findall(r"diagrams\.(\w+)\(", cell.split("\n---\n", 1)[-1])
+            calls = [c for c in calls if c not in ("labels", "alt_text")]
+            if not calls:
+                continue
+            used.update(calls)
+            meta = cell.split("\n---\n", 1)[0]
+            assert re.search(r'alt: "[^"]{60,}"', meta), f"{md.name}: {calls} cell has no alt text"
+            assert re.search(r'caption: "[^"]{40,}"', meta), f"{md.name}: {calls} cell has no caption"
+            assert re.search(r"name: fig-[\w-]+", meta), f"{md.name}: {calls} cell has no figure name"
+    assert set(diagrams.__all__[2:]) <= used, f"diagrams no chapter shows: {set(diagrams.__all__[2:]) - used}"

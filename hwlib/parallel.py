@@ -68,8 +68,9 @@ def data_parallel_comm_bytes(n_params, n_devices, dtype="bf16", zero_stage=0):
 def tensor_parallel_comm_bytes(seq_len, batch, hidden, n_layers, tensor_parallel,
                                dtype="bf16", training=True):
     """Bytes each device sends for Megatron tensor parallelism over one batch  [bytes]:
-    per layer, 2 all-reduces of the s·b·h activation in the forward pass (after attention and after
-    the MLP) and 2 more in the backward pass, each 2(t−1)/t × s·b·h·b_dtype bytes per device.
+    per layer, 2 all-reduces of the s·B·h activation (B = `batch` sequences of s tokens) in the forward
+    pass (after attention and after the MLP) and 2 more in the backward pass, each 2(t−1)/t × s·B·h·b
+    bytes per device (b = bytes per element of `dtype`).
 
     It scales with tokens × hidden per layer, which is why it is kept on NVLink inside a node.
     Source: Shoeybi et al. 2019 (Megatron-LM) §3; chapter 7 §7.4.

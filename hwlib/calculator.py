@@ -11,8 +11,8 @@ This module owns no formula. Each quantity is computed by the hwlib function tha
 keeps, for every quantity, its value in SI units, its formula, the function that computed it and the
 numbers that went in, so a reader can check each line by hand.
 
-Sources: the lesson "Compute, hardware and scale basics" (the whole calculator, its worked examples
-and exercises 1-2) and chapter 12 §8 of the seed (C ≈ 6ND, t = 6ND / (u·π·G), 16 B/param, decode).
+Sources: chapter 9 of the book (the whole calculator, its worked problems and exercises 1-2) and
+chapter 8 (C ≈ 6ND, t = 6ND / (u·π·G), 16 B/param, decode).
 """
 from __future__ import annotations
 
@@ -151,7 +151,7 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
              seq_len=None, batch=1, zero_stage=0, recompute="none", scaling_efficiency=1.0,
              serve_gpus=None, n_layers=None, n_kv_heads=None, head_dim=None, train_seq_len=None,
              micro_batch=1, attention="flash") -> Estimate:
-    """Napkin math for a model on an accelerator (lesson "Compute, hardware and scale basics").
+    """Napkin math for a model on an accelerator (chapter 9, "Napkin math").
 
     model: a name from `hwlib.models` ("Llama 3 8B"), a ModelShape, or None with `n_params`.
     n_params: parameter count N (overrides the shape's count). tokens: training tokens D (optional;
@@ -168,7 +168,7 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
     "Fits" and "GPUs needed" leave memory.HEADROOM and a CUDA context free (memory.fits,
     memory.devices_needed). serve_gpus: GPUs for serving (default: the fewest that hold weights + KV
     cache that way); decoding on several assumes an ideal split with no communication.
-    n_layers, n_kv_heads, head_dim: KV-cache shape when no ModelShape is given (the lesson's exercise 1).
+    n_layers, n_kv_heads, head_dim: KV-cache shape when no ModelShape is given (exercise 1).
     Returns an Estimate; `print(est)` shows every quantity with its formula.
     """
     shape = _shape(model)

@@ -9,7 +9,7 @@
   64 weights; double quantization stores those constants in 8 bits with one fp32 per 256 of them:
   4 + 8/64 + 32/(64·256) = 4.127 bits per parameter (the paper: 0.5 → 0.127 bits of constants).
 
-Chapter 8 "Fine-tuning on one GPU: LoRA and QLoRA". The lesson: QLoRA fits a 7B fine-tune in about 10 GB.
+Chapter 8 "Fine-tuning on one GPU: LoRA and QLoRA". QLoRA fits a 7B fine-tune in about 10 GB.
 
 >>> round(nf4_bits_per_param(), 3)
 4.127

@@ -4,7 +4,7 @@ FLOP counts are plain floats (FLOP), rates FLOP/s, times seconds, money US dolla
 N = parameters (non-embedding, dense), D = tokens, π = peak FLOP/s per device, u = MFU,
 G = devices.
 
-Sources: chapter 12 §8.1 (C ≈ 6ND, t = 6ND / (u·π·G)) and §8.2 (decode is memory-bound); the
+Sources: chapters 8 and 9 (C ≈ 6ND, t = 6ND / (u·π·G); decode is memory-bound); the
 lesson "Compute, hardware and scale basics" (forward 2N FLOP/token, worked examples, exercises 2–4);
 Kaplan et al. 2020 (Table 1); Transformer Math 101 (EleutherAI 2023); Hoffmann et al. 2022.
 """
@@ -25,7 +25,7 @@ def forward_flops(n_params, n_tokens):
     """Forward pass: F = 2ND  [FLOP] (each weight is used in one multiply-add per token).
 
     Attention's context-dependent FLOPs are a small correction unless the context is long
-    (see attention_flops). Source: the lesson, "FLOPs: the 6ND rule"; Kaplan et al. 2020.
+    (see attention_flops). Source: chapter 9, §9.4 "FLOPs: the 6ND rule"; Kaplan et al. 2020.
     """
     return 2.0 * _check.positive("n_params", n_params) * _check.positive("n_tokens", n_tokens)
 
@@ -61,7 +61,7 @@ def training_time_s(total_flops, peak_flops, mfu, n_devices=1, scaling_efficienc
     """Wall-clock time t = C / (u · π · G · η)  [s]; η = scaling efficiency across devices.
 
     350M params on 7B tokens on one H100 (989.4 TFLOP/s bf16) at u = 0.35: 4.25e4 s ≈ 11.8 h.
-    Source: §8.1 (t ≈ 6ND / (u·π·G)); lesson exercise 2 (η = 0.9 on 8 GPUs).
+    Source: chapter 9, §9.4 (t ≈ 6ND / (u·π·G)); exercise 2 (η = 0.9 on 8 GPUs).
     """
     c = _check.positive("total_flops", total_flops)
     pi = _check.positive("peak_flops", peak_flops)
@@ -87,7 +87,7 @@ def mfu(achieved_flops_per_s, peak_flops):
 
     Count model FLOPs (e.g. 6N per trained token), not recomputation. Typical large runs: 0.3–0.5.
     An achieved rate above peak is an error (wrong peak, wrong FLOP count or a bad timer).
-    Source: §8.1; the lesson; Chowdhery et al. 2022 (PaLM) define MFU.
+    Source: chapters 8 and 9; Chowdhery et al. 2022 (PaLM) define MFU.
     """
     a = _check.positive("achieved_flops_per_s", achieved_flops_per_s)
     pi = _check.positive("peak_flops", peak_flops)
@@ -98,7 +98,7 @@ def mfu(achieved_flops_per_s, peak_flops):
 def training_flops_per_s(n_params, tokens_per_s):
     """Model FLOP/s achieved by a training run: 6 · N · tokens/s  [FLOP/s] (numerator of MFU).
 
-    Source: the lesson, exercise 3 ("count the FLOPs with the 6N rule").
+    Source: exercise 3 ("count the FLOPs with the 6N rule"); chapter 9, §9.4.
     """
     return 6.0 * _check.positive("n_params", n_params) * _check.positive("tokens_per_s", tokens_per_s)
 
@@ -109,7 +109,7 @@ def decode_tokens_per_s_bound(model_bytes, bandwidth, batch=1, kv_bytes=0.0):
     Each step reads every weight once (W bytes) for the whole batch B, plus each sequence's KV
     cache (kv_bytes per sequence, default 0). 7B bf16 (14 GB) on 3.35 TB/s: ≈ 239 tokens/s at B = 1.
     It ignores the compute roof, which takes over once B approaches the ridge point.
-    Source: §8.2; the lesson, "Arithmetic intensity and the roofline" and exercise 4.
+    Source: chapter 8, §8.2; chapter 9, §9.5; exercise 4.
     """
     w = _check.positive("model_bytes", model_bytes)
     beta = _check.positive("bandwidth", bandwidth)

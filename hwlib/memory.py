@@ -3,8 +3,8 @@
 Every function returns bytes (a float, or a NumPy array when given arrays). GB = 1e9 B and
 GiB = 2**30 B are different; format with `hwlib.units` only when printing.
 
-Sources: chapter 12 §8.1–8.2 (16 B/param, KV cache), the lesson "Compute, hardware and scale
-basics" (memory for training and inference), Korthikanti et al. 2022 "Reducing Activation
+Sources: chapters 8 and 9 of the book (16 B/param, KV cache; memory for training and inference),
+Korthikanti et al. 2022 "Reducing Activation
 Recomputation in Large Transformer Models" (Table 2, §4.1), Dao et al. 2022 "FlashAttention",
 Rajbhandari et al. 2020 "ZeRO" (§5, Fig. 1). Device capacities (`Accelerator.memory_bytes`) are
 binary; `usable_bytes`, `fits` and `devices_needed` leave headroom and the CUDA context free.
@@ -52,7 +52,7 @@ def dtype_name(dtype) -> str:
 def bytes_per_value(dtype) -> float:
     """Bytes one value occupies in memory: fp32 4, bf16/fp16 2, fp8/int8 1, int4/fp4 0.5.
 
-    Source: the lesson's number-format table; chapter 12 §5.2.
+    Source: chapter 5, §5.2; chapter 9, §9.1.
     """
     return BYTES_PER_VALUE[dtype_name(dtype)]
 
@@ -77,7 +77,7 @@ def training_state_breakdown(n_params) -> dict:
     """Mixed-precision AdamW state per parameter, in bytes: bf16 weights 2, bf16 gradients 2,
     fp32 master weights 4, Adam's two fp32 moments 8 (16 in total).
 
-    Source: chapter 12 §8.1; lesson, "Memory for training"; Micikevicius et al. 2018.
+    Source: chapter 9, §9.2 "Memory for training"; Micikevicius et al. 2018.
     Activations, buffers and fragmentation come on top.
     """
     n = _check.positive("n_params", n_params)
@@ -87,7 +87,7 @@ def training_state_breakdown(n_params) -> dict:
 def training_state_bytes(n_params):
     """Model + gradient + optimizer state for mixed-precision AdamW: S = 16 N  [bytes].
 
-    7B -> 112 GB (does not fit one 80 GB GPU). Source: chapter 12 §8.1; the lesson.
+    7B -> 112 GB (does not fit one 80 GB GPU). Source: chapter 9, §9.2.
     """
     parts = training_state_breakdown(n_params)
     return parts["weights"] + parts["gradients"] + parts["master"] + parts["adam"]
@@ -98,7 +98,7 @@ def kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, batch=1, dtype="bf16
 
     Uses the number of KV heads, so grouped-query attention (h_kv < h) shrinks it by h / h_kv.
     32 layers × 32 heads × 64 dims at 4,096 tokens in bf16: 1.07e9 B (= 1 GiB) per sequence.
-    Source: chapter 12 §8.2; lesson, "Memory for inference" and exercise 1; Ainslie et al. 2023.
+    Source: chapter 9, §9.3 "Memory for inference"; exercise 1; Ainslie et al. 2023.
     """
     layers = _check.integer("n_layers", n_layers)
     heads = _check.integer("n_kv_heads", n_kv_heads)
@@ -125,7 +125,7 @@ def kv_cache_bytes_for(model, seq_len, batch=1, dtype="bf16"):
 def inference_bytes(n_params, dtype="bf16", kv_bytes=0.0):
     """Serving memory: weights + KV cache, M = N × b + KV  [bytes]; no gradients, no optimizer.
 
-    Budget 10–20 % on top for buffers and fragmentation (the lesson); Transformer Math 101
+    Budget 10–20 % on top for buffers and fragmentation (chapter 9); Transformer Math 101
     suggests ≈ 1.2 × the weights. Source: lesson, "Memory for inference".
     """
     kv = _check.nonnegative("kv_bytes", kv_bytes)

@@ -2,7 +2,7 @@
 
 A decoder-only transformer is fixed by a handful of numbers (vocabulary V, width d, layers L, heads
 h, KV heads h_kv, MLP width d_ff). From them the parameter count N and the KV cache per token
-follow; chapter 8 and chapter 9 (the lesson's napkin math) use both. Counting rules are in
+follow; chapter 8 and chapter 9 (napkin math) use both. Counting rules are in
 `ModelShape.n_params`; the tests check them against the published sizes (GPT-2 small 124M,
 Llama 2 7B 6.74B, Llama 3 8B 8.03B, 70B 70.6B, 405B 405.9B).
 
@@ -84,7 +84,7 @@ class ModelShape:
 
     def kv_bytes_per_token(self, dtype: str = "bf16") -> float:
         """KV cache per token: 2 (K and V) · n_layers · n_kv_heads · head_dim · bytes  [bytes].
-        Bytes per value from `hwlib.memory.bytes_per_value`. Seed §8.2; Ainslie et al. 2023 (GQA)."""
+        Bytes per value from `hwlib.memory.bytes_per_value`. Chapter 8; Ainslie et al. 2023 (GQA)."""
         return 2.0 * self.n_layers * self.n_kv_heads * self.head_dim * memory.bytes_per_value(dtype)
 
 

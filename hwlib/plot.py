@@ -5,7 +5,7 @@ Every figure says where its numbers come from: the device that produced them and
 (vendor numbers from `hwlib.specs`). Colours are the Okabe–Ito colour-blind-safe palette.
 Each function returns ``(fig, ax)``; none calls ``plt.show()``.
 
-Roofline (seed §7.1; Williams, Waterman & Patterson 2009):  P(I) = min(pi, beta * I)  [FLOP/s],
+Roofline (chapter 6; Williams, Waterman & Patterson 2009):  P(I) = min(pi, beta * I)  [FLOP/s],
 with I in FLOP/byte, pi the peak FLOP/s and beta the bandwidth in bytes/s; ridge I* = pi / beta.
 """
 from __future__ import annotations
@@ -96,7 +96,7 @@ def _roof(ax, intensity, peak, bandwidth, col, label, style="-"):
 
 def roofline(accelerators=("H100 SXM",), precision: str = "bf16", kernels=None, ax=None,
              intensity_range=(0.1, 1e4), title: str | None = None, source: str | None = None):
-    """Spec-sheet rooflines P(I) = min(pi, beta*I) of one or more accelerators (seed §7.1).
+    """Spec-sheet rooflines P(I) = min(pi, beta*I) of one or more accelerators (chapter 6).
 
     accelerators: names known to `hwlib.specs` (e.g. "H100 SXM", "T4") or Accelerator objects
     (anything with `.name`, `.bandwidth` [bytes/s] and `.peak_flops(precision)` [FLOP/s]).

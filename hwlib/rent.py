@@ -8,7 +8,7 @@ the same functions the chapters use:
 * ``serve-8b``: serve Llama 3 8B in bf16 at 4k context, as large a batch as fits (decode bound)
 * ``train-gpt2``: pre-train GPT-2 small on 10B tokens (6ND, chapter 9 worked example 1)
 
-Memory must fit in ``USABLE`` of the device (the lesson: keep 10-20 % for buffers and
+Memory must fit in ``USABLE`` of the device (chapter 9: keep 10-20 % for buffers and
 fragmentation). Chapter 9 "Which GPU should I rent?".
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Intensity I is FLOP per byte moved to and from memory (HBM unless stated), peak π in FLOP/s,
 bandwidth β in bytes/s. Every function takes plain floats or NumPy arrays.
 
-Sources: chapter 12 §4.2 (intensity, machine balance, matmul and elementwise intensity), §7.1
+Sources: chapter 4, §4.2 (intensity, machine balance, matmul and elementwise intensity), chapter 6
 (P(I) = min(π, βI), ridge I* = π/β), §1.2 (Little's law); Williams, Waterman & Patterson,
 "Roofline", CACM 2009; Little 1961.
 """
@@ -61,7 +61,7 @@ def matmul_intensity(m, n, k, bytes_per_element):
     I = 2mnk / ((mk + kn + mn)·b)  [FLOP/byte]; b in bytes or a dtype name ("bf16").
 
     Square N×N: 2N/(3b), so bf16 reaches I* = 500 at N = 1500. With m = batch of tokens ≪ n = k
-    (weights), I ≈ 2m/b, i.e. ≈ batch for bf16: the lesson's "intensity ≈ batch". Source: §4.2.
+    (weights), I ≈ 2m/b, i.e. ≈ batch for bf16: "intensity ≈ batch" (chapter 4, §4.6; chapter 9, §9.5).
     """
     m_ = _check.positive("m", m)
     n_ = _check.positive("n", n)
@@ -72,7 +72,7 @@ def matmul_intensity(m, n, k, bytes_per_element):
 
 def elementwise_intensity(flops_per_element, bytes_per_element, reads=1, writes=1):
     """Intensity of an elementwise kernel doing c FLOP per element with r reads and w writes:
-    I = c / ((r + w)·b)  [FLOP/byte]; the seed's c / (2b) for one read and one write.
+    I = c / ((r + w)·b)  [FLOP/byte]; chapter 4's c / (2b) for one read and one write.
 
     Independent of size, so far below any ridge point. Source: §4.2.
     """

@@ -1,7 +1,7 @@
 """A weight-stationary systolic array, simulated clock by clock, that counts its memory fetches.
 
 The matrix unit of a TPU is a grid of multiply-accumulate (MAC) cells wired to their neighbours
-(chapter 3; seed §3; Kung & Leiserson 1979; Jouppi et al., ISCA 2017). In the weight-stationary
+(chapter 3; Kung & Leiserson 1979; Jouppi et al., ISCA 2017). In the weight-stationary
 layout simulated here, for C = A B with A of shape m x k and B of shape k x n on an s x s grid:
 
 * cell (r, c) holds the weight B[r, c], loaded once, one grid row per cycle (k load cycles);

@@ -1,6 +1,6 @@
 """E2 - matmul throughput vs size: square N x N, and skinny (fixed weight, growing batch).
 
-FLOPs of C = A B with A m x k and B k x n: 2 m n k (one multiply + one add per term; seed §4).
+FLOPs of C = A B with A m x k and B k x n: 2 m n k (one multiply + one add per term; chapter 4).
 Minimum bytes moved: (m k + k n + m n) x itemsize (each operand read once, C written once), so the
 arithmetic intensity is 2 m n k / ((m k + k n + m n) b) FLOP/byte (hwlib.roofline.matmul_intensity).
 Square: I = N / (3 b / 2) - grows with N. Skinny (m = batch, W fixed k x n): I ~ batch for

@@ -4,7 +4,7 @@ Each element is read once from DRAM (bytes = n x itemsize) and gets k dependent 
 multiply-adds v = a v + b (2 FLOPs each) plus one add into a running sum:
     flops = (2 k + 1) n,   intensity = (2 k + 1) / itemsize  FLOP/byte.
 Small k: the memory roof (FLOP/s = bandwidth x intensity); large k: the compute roof (flat).
-The knee sits near the device's ridge point peak / bandwidth (seed §7; mixbench; LBNL ERT).
+The knee sits near the device's ridge point peak / bandwidth (chapter 6; mixbench; LBNL ERT).
 
 GPU: hwlib/kernels/roofline.cu, one RawKernel per k (-DITERS=k; compile time is reported apart as
 first_call_s). CPU: NumPy in-place ufunc chains (np.multiply(t, a, out=t); np.add(t, b, out=t)) over

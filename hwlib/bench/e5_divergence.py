@@ -1,6 +1,6 @@
 """E5 - warp divergence: the same arithmetic, with and without lanes of a warp disagreeing.
 
-SIMT (seed §1.2): the 32 threads of a warp share one instruction stream, so when a data-dependent
+SIMT (chapter 1, §1.2): the 32 threads of a warp share one instruction stream, so when a data-dependent
 branch sends some lanes one way and the rest the other, the warp runs both paths in turn with the
 inactive lanes masked off. Kernel: hwlib/kernels/divergence.cu. Every thread does `iters` FMAs in
 every pattern; only who-goes-where changes:

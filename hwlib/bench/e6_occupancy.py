@@ -1,6 +1,6 @@
 """E6 - Little's law: bandwidth rises with the bytes kept in flight, then saturates.
 
-Little's law (seed §1.2; Little 1961): in-flight = throughput x latency, so with B bytes of
+Little's law (chapter 1, §1.3; Little 1961): in-flight = throughput x latency, so with B bytes of
 requests outstanding and a memory latency L, bandwidth <= B / L until the DRAM ceiling. Read back:
     implied latency [s] = bytes in flight / measured bandwidth   (meaningful on the rising part).
 GPU: hwlib/kernels/occupancy.cu, a grid-stride read whose total threads T (grid x block) and

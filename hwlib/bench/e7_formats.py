@@ -1,6 +1,6 @@
 """E7 - matmul speed and accuracy per number format: fp32, tf32, fp16, bf16, fp8.
 
-Speed: square N x N matmul, FLOP/s = 2 N^3 / t (seed §5: each halving of bits roughly doubles
+Speed: square N x N matmul, FLOP/s = 2 N^3 / t (chapter 5: each halving of bits roughly doubles
 tensor-core throughput - on hardware that has the format). Accuracy: relative Frobenius error
 ||C_fmt - C_64|| / ||C_64|| of a 256 x 256 product against float64 from the same random inputs.
 

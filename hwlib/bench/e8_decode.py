@@ -1,7 +1,7 @@
 """E8 - memory-bound decoding: one "token step" over a stack of weight matrices, batch 1 ... 256.
 
 A decode step of a dense model multiplies every weight matrix by the activations of the B sequences
-in the batch, so each step reads all W bytes of weights once whatever B is (seed §8.2; the lesson's
+in the batch, so each step reads all W bytes of weights once whatever B is (chapter 8, §8.2; chapter 9's
 exercise 4). Bandwidth ceiling (hwlib.flops.decode_tokens_per_s_bound):
     tokens/s <= B x bandwidth / W        [tokens/s over the whole batch]
 Intensity ~ 2 B d^2 FLOP / (d^2 x itemsize) = 2 B / itemsize FLOP/byte, so batching is nearly free

@@ -107,3 +107,32 @@ def test_the_fnuz_fp8_variants_come_from_ml_dtypes():
     assert formats.decompose(1.0, "fp8_e4m3fnuz").bits == "0 1000 000"       # bias 8, not 7
     assert "fp8_e4m3fnuz" not in formats.names()                             # the book's table is unchanged
     assert "fp8_e4m3fnuz" in formats.names(variants=True)
+
+
+@pytest.mark.parametrize("gpu", ["H100 SXM", "H200", "B200"])
+def test_tensor_core_formats_need_the_same_tile_from_a_tier(gpu):
+    """Chapter 2: t >= b_f * pi_f / beta is the same for TF32 (4 B), BF16 (2 B) and FP8 (1 B), because
+    each halving of the element size doubles the dense peak; FP32 on the CUDA cores needs far less."""
+    from hwlib import specs
+    acc = specs.get(gpu)
+    bpi = {f: b * acc.peak_flops(f) for f, b in [("tf32", 4), ("bf16", 2), ("fp8", 1)]}
+    assert max(bpi.values()) == pytest.approx(min(bpi.values()), rel=0.01)
+    assert 4 * acc.peak_flops("fp32") < 0.2 * bpi["bf16"]
+
+
+def test_published_h200_points_show_latency_rising_under_load():
+    """Chapter 1: Little's law read backwards, L = N / T, on the published H200 read-kernel points
+    (gpu-benches) gives about 549 ns at the smallest block and 785 ns at full occupancy, both longer
+    than the idle pointer-chase latency: idle-latency byte counts are lower bounds."""
+    from importlib import resources
+
+    import yaml
+    hier = yaml.safe_load(resources.files("hwlib").joinpath("data", "hierarchy.yaml").read_text())
+    pub = hier["published"]["h200_read_vs_threads"]
+    in_flight = np.array(pub["threads_printed"]) * pub["blocks_per_sm"] * pub["bytes_per_thread_in_flight"]
+    latency = in_flight / (np.array(pub["read_gb_per_s"]) * 1e9)
+    assert latency[0] == pytest.approx(549e-9, rel=0.01) and latency[-1] == pytest.approx(785e-9, rel=0.01)
+    assert np.all(np.diff(latency) > 0)
+    lat = hier["latency"]["H100 PCIe"]
+    idle = lat["dram_cycles"]["value"] / lat["clock_hz"]["value"]
+    assert idle < latency.min()

@@ -116,7 +116,8 @@ def test_tensor_core_formats_need_the_same_tile_from_a_tier(gpu):
     from hwlib import specs
     acc = specs.get(gpu)
     bpi = {f: b * acc.peak_flops(f) for f, b in [("tf32", 4), ("bf16", 2), ("fp8", 1)]}
-    assert max(bpi.values()) == pytest.approx(min(bpi.values()), rel=0.01)
+    # 3 %: the B200's TF32 peak is printed rounded (1.1 PFLOP/s, not 1.125)
+    assert max(bpi.values()) == pytest.approx(min(bpi.values()), rel=0.03)
     assert 4 * acc.peak_flops("fp32") < 0.2 * bpi["bf16"]
 
 

@@ -87,7 +87,7 @@ def training_state_breakdown(n_params) -> dict:
 def training_state_bytes(n_params):
     """Model + gradient + optimizer state for mixed-precision AdamW: S = 16 N  [bytes].
 
-    7B -> 112 GB (does not fit one 80 GB GPU). Source: chapter 9, §9.2.
+    7B -> 112 GB (does not fit one 80 GiB = 85.9 GB GPU). Source: chapter 9, §9.2.
     """
     parts = training_state_breakdown(n_params)
     return parts["weights"] + parts["gradients"] + parts["master"] + parts["adam"]

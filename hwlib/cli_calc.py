@@ -88,23 +88,43 @@ def fmt(x) -> str:
     return s
 
 
+def _unit(key: str) -> str:
+    """The SI unit of an output, from its name (the names follow hwlib's: *_bytes, *_s, ...)."""
+    if "tokens_per_s" in key:
+        return "tokens/s"
+    if "flops_per_s" in key:
+        return "FLOP/s"
+    if key.endswith("bytes") or "bytes_per" in key:
+        return "bytes"
+    if key.endswith("_s"):
+        return "s"
+    named = {"flops": "FLOP", "ridge_point": "FLOP/byte", "intensity": "FLOP/byte", "cost_usd": "USD",
+             "device_hours": "device-h"}
+    return named.get(key, "")
+
+
 class Report:
-    """Collects formula lines (for people) and inputs/outputs/formulas (for --json)."""
+    """Collects formula lines (for people) and, for --json, one record per result in the schema of
+    `hwlib estimate`: {"command", "inputs", "quantities": [{key, value, unit, formula, inputs, text}]},
+    plus "outputs" {key: value} and "formulas" {key: formula} for scripts written against them."""
 
     def __init__(self, command: str, **inputs):
         self.command, self.inputs, self.outputs, self.formulas, self.lines = command, inputs, {}, {}, []
+        self.quantities = []
 
     def say(self, text: str):
         self.lines.append(text)
 
     def result(self, key: str, formula: str, numbers: str | None, value, human: str):
         self.outputs[key], self.formulas[key] = value, formula
+        self.quantities.append({"key": key, "value": value, "unit": _unit(key), "formula": formula,
+                                "inputs": numbers or "", "text": human})
         self.say(" = ".join(p for p in (formula, numbers, human) if p))
 
     def emit(self, as_json: bool) -> int:
         if as_json:
-            print(json.dumps({"command": self.command, "inputs": self.inputs, "outputs": self.outputs,
-                              "formulas": self.formulas}, indent=2, ensure_ascii=False))
+            print(json.dumps({"command": self.command, "inputs": self.inputs, "quantities": self.quantities,
+                              "outputs": self.outputs, "formulas": self.formulas}, indent=2, ensure_ascii=False))
         else:
             print("\n".join(self.lines))
         return 0

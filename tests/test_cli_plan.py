@@ -72,3 +72,23 @@ def test_estimate_separates_training_and_serving_and_aliases_devices(capsys):
     assert quantities("--devices", "8", "--zero", "3") == quantities("--gpus", "8", "--zero", "3")
     code, _, err = run(capsys, "estimate", "--model", "llama-2-7b", "--seq", "8k")
     assert code == 2 and "exceeds the context of Llama 2 7B" in err
+
+
+def test_every_calculator_command_shares_the_quantity_schema(capsys):
+    """estimate, train, memory, decode, roofline: {"command", "inputs", "quantities": [...]} with the
+    same fields per quantity (issue 15: one JSON shape)."""
+    commands = [["estimate", "--params", "350M", "--tokens", "7B"],
+                ["train", "--params", "350M", "--tokens", "7B", "--gpu", "h100"],
+                ["memory", "--model", "gpt2"], ["decode", "--params", "7B", "--gpu", "h100"],
+                ["roofline", "--gpu", "h100", "--matmul", "16", "4096", "4096"]]
+    for argv in commands:
+        code, out, err = run(capsys, *argv, "--json")
+        assert code == 0, err
+        data = json.loads(out)
+        assert {"command", "inputs", "quantities"} <= set(data), argv
+        assert data["quantities"], argv
+        for q in data["quantities"]:
+            assert {"key", "value", "unit", "formula", "inputs", "text"} <= set(q), (argv, q)
+    code, out, _ = run(capsys, "train", "--params", "350M", "--tokens", "7B", "--gpu", "h100", "--json")
+    units_by_key = {q["key"]: q["unit"] for q in json.loads(out)["quantities"]}
+    assert units_by_key["flops"] == "FLOP" and units_by_key["time_s"] == "s" and units_by_key["cost_usd"] == "USD"

@@ -18,15 +18,16 @@ def test_hidden_check_files_name_existing_exercises():
 
 
 @pytest.mark.parametrize("ex_id", IDS)
-def test_hidden_checks_add_unseen_function_calls(ex_id):
+def test_hidden_checks_grade_what_cannot_be_copied(ex_id):
     public = spec.load_exercise(ex_id)
     merged = spec.load_exercise(ex_id, HIDDEN)
     hidden = [c for c in merged.checks if c.hidden]
     assert hidden and merged.max_score > public.max_score
     public_calls = {(c.answer, repr(c.args), repr(c.kwargs)) for c in public.checks if c.is_call}
+    assert any(c.is_call for c in hidden), "the examples call the learner's function on new inputs"
     for c in hidden:
-        assert c.is_call, f"{c.name}: the examples call the learner's function on new inputs"
-        assert c.answer in {p.answer for p in public.checks}, f"{c.name}: no such learner function"
+        assert c.is_call or c.inputs, f"{c.name}: a call on new inputs or a value recomputed from the learner's own"
+        assert c.answer in {p.answer for p in public.checks}, f"{c.name}: no such learner answer"
         assert (c.answer, repr(c.args), repr(c.kwargs)) not in public_calls, f"{c.name}: same call as a public check"
         assert c.visibility == "after_published"
     expected = grader.expected_values(merged)          # an expr that fails comes back as a ValueError
@@ -46,3 +47,19 @@ def test_solutions_pass_the_hidden_checks(tmp_path):
     failures = {ex_id: [t for t in res["tests"] if t["status"] != "passed"] or res["output"]
                 for ex_id, max_score, res in results if res["score"] != max_score}
     assert not failures, failures
+
+
+def test_measurements_are_recomputed_from_the_learners_own_samples(tmp_path):
+    """ex03: a gain typed in (or copied) instead of computed from the notebook's samples fails."""
+    import nbformat
+
+    nb = nbformat.read(ROOT / "exercises" / "ex03_measure_mfu" / "solution.ipynb", 4)
+    nb.cells.append(nbformat.v4.new_code_cell("mfu_gain = 30.0\nmfu_512 = 0.5"))   # plausible, not measured
+    nbformat.write(nb, tmp_path / "copied.ipynb")
+    ex = spec.load_exercise("ex03_measure_mfu", HIDDEN)
+    (_, _, res), = grader.grade_batch(ex, [tmp_path / "copied.ipynb"], tmp_path / "out", grader.configure(ex),
+                                      progress=lambda *_: None)
+    by = {t["name"]: t for t in res["tests"]}
+    assert by["mfu_gain"]["status"] == "passed" and by["mfu_512"]["status"] == "passed"   # self-check bounds
+    assert by["mfu_gain_from_samples"]["status"] == "failed" and by["mfu_512_from_samples"]["status"] == "failed"
+    assert by["step_flops_mnist"]["status"] == "passed"

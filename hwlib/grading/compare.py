@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from . import quantity
+from . import spec
 from .spec import Check
 
 _TRUE = {"true", "yes", "y"}
@@ -159,3 +160,19 @@ def judge(check: Check, entry: dict | None, expected, public: bool = True) -> Ve
     if not passed and isinstance(raw, float) and math.isnan(raw):
         msg = "NaN is not an answer"
     return verdict(passed, True, msg)
+
+
+def recomputed(c, answers: dict):
+    """(expected, None) for a check with `inputs`, from the learner's own extracted values, or
+    (None, message) when they are missing or cannot be used."""
+    values = {}
+    for name in c.inputs:
+        e = answers.get(name) or {}
+        if e.get("status") != "ok" or e.get("value") is None:
+            return None, f"needs your recorded `{name}`, which the notebook did not provide"
+        values[name] = e["value"]
+    try:
+        return spec.expected_value(c, values), None
+    except Exception as exc:
+        return None, (f"could not be recomputed from your recorded {', '.join(c.inputs)} "
+                      f"({type(exc).__name__})")

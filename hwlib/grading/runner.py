@@ -115,7 +115,8 @@ def _tasks(nb, checks, workdir: Path, nonce: str) -> list[dict]:
     tasks += [{"kind": "cell", "index": i, "source": c.source} for i, c in enumerate(nb.cells)
               if c.cell_type == "code" and c.source.strip()]
     tasks.append(record("restore", [], lambda p, k: extract.restore_cell(p, nonce, k)))
-    for name in sorted({c.answer for c in checks if not c.is_call}):   # one cell per answer: one bad
+    names = {c.answer for c in checks if not c.is_call} | {i for c in checks for i in c.inputs}
+    for name in sorted(names):   # one cell per answer: one bad
         tasks.append(record("extract", [name],                           # object costs only itself
                             lambda p, k, name=name: extract.values_cell([name], p, nonce, k)))
     for c in (c for c in checks if c.is_call):

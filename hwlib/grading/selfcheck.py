@@ -43,7 +43,16 @@ def check(exercise: str, namespace: dict | None = None) -> None:
         else:
             entry = plain["_entry"](lambda: namespace[c.answer])
         try:
-            expected = spec.expected_value(c)
+            if c.inputs:
+                values = {i: plain["_entry"](lambda i=i: namespace[i]) if i in namespace
+                          else {"status": "missing"} for i in c.inputs}
+                expected, why = compare.recomputed(c, values)
+                if why:
+                    lines.append(f"✗ {c.name} (0/{_format_points(c.points)}): `{c.answer}`: {why}")
+                    total += c.points
+                    continue
+            else:
+                expected = spec.expected_value(c)
         except ValueError as exc:
             lines.append(f"? {c.name}: cannot compute the expected value ({exc}); please report this")
             continue

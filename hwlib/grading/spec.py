@@ -22,7 +22,7 @@ OTHER_KINDS = ("bool", "choice", "string")
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = {"name", "answer", "kind", "expected", "expr", "args", "kwargs", "rtol", "atol", "points",
-         "hint", "source", "choices", "visibility"}
+         "hint", "source", "choices", "visibility", "inputs"}
 _HWLIB_MODULES = ("specs", "memory", "flops", "roofline", "formats", "parallel", "units", "models")
 
 
@@ -45,6 +45,7 @@ class Check:
     choices: tuple = ()
     visibility: str = "visible"
     hidden: bool = False
+    inputs: tuple = ()      # learner variables the expr reads as inputs[...] (their own measurements)
 
     @property
     def is_call(self) -> bool:
@@ -125,10 +126,25 @@ def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
                   kwargs=None if kwargs is None else {k: _plain_literal(v, where) for k, v in kwargs.items()},
                   rtol=num["rtol"], atol=float(atol or 0.0), points=num["points"],
                   hint=str(d.get("hint", "")), source=str(d.get("source", "")),
-                  choices=tuple(choices), visibility=visibility, hidden=hidden)
+                  choices=tuple(choices), visibility=visibility, hidden=hidden,
+                  inputs=_inputs(d, where))
     if "expected" in d:
         expected_value(check)  # a literal that cannot be read is an authoring error: fail at load
     return check
+
+
+def _inputs(d: dict, where: str) -> tuple:
+    inputs = d.get("inputs", [])
+    if not isinstance(inputs, list) or not all(isinstance(i, str) and _NAME.match(i) for i in inputs):
+        raise ValueError(f"{where}: inputs must be a list of variable names; got {inputs!r}")
+    if inputs and "expr" not in d:
+        raise ValueError(f"{where}: inputs need an expr that uses them (inputs['name'])")
+    if inputs:
+        try:
+            compile(d["expr"], "<check>", "eval")
+        except SyntaxError as exc:
+            raise ValueError(f"{where}: expr is not a Python expression: {exc.msg}") from None
+    return tuple(inputs)
 
 
 def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = None) -> Exercise:
@@ -232,12 +248,16 @@ def _number(value, check: Check):
     return value
 
 
-def expected_value(check: Check):
+def expected_value(check: Check, inputs: dict | None = None):
     """The expected answer in SI units (float or list of floats), a bool, or a tuple of accepted
-    strings. Runs `expr` in this (the grader's) process; errors name the check."""
+    strings. Runs `expr` in this (the grader's) process; errors name the check. A check with
+    `inputs` needs them: {name: the learner's plain value} (extracted from their notebook)."""
     raw = check.expected
+    if check.inputs and inputs is None:
+        raise ValueError(f"check {check.name}: needs the learner's values of {list(check.inputs)}")
     if check.expr is not None:
         scope = _Scope(math=math, args=list(check.args or []), kwargs=dict(check.kwargs or {}),
+                       inputs=dict(inputs or {}),
                        np=importlib.import_module("numpy"), __builtins__=_BUILTINS)
         try:
             raw = eval(compile(check.expr, f"<check {check.name}>", "eval"), scope)

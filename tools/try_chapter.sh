@@ -10,7 +10,22 @@ rm -rf "$dir" && mkdir -p "$dir/chapters"
 cp -r "$root/_config.yml" "$root/_ext" "$root/references.bib" "$root/intro.md" "$dir/"
 for extra in _vendor _theme _extra; do [ -d "$root/$extra" ] && cp -r "$root/$extra" "$dir/"; done; mkdir -p "$dir/_vendor"
 cp "$root/$page" "$dir/chapters/"
-printf 'format: jb-book\nroot: intro\nchapters:\n  - file: chapters/%s\n  - file: references\n' "$slug" > "$dir/_toc.yml"
+# the glossary travels along so that {term} links in the chapter resolve
+extra=""
+if [ -f "$root/glossary.md" ]; then cp "$root/glossary.md" "$dir/"; extra='  - file: glossary\n'; fi
+# so do the exercise pages of the chapter's "Exercises for this chapter" box, with their stored outputs
+for nb in "$root"/exercises/ex*/ex*.ipynb; do
+  id=$(basename "$nb" .ipynb); [ "$id" = "$(basename "$(dirname "$nb")")" ] || continue
+  mkdir -p "$dir/exercises/$id" && cp "$nb" "$dir/exercises/$id/" && extra="$extra  - file: exercises/$id/$id\n"
+done
+"$root/.venv/bin/python" - "$dir/_config.yml" <<'PY'
+import sys, yaml  # the exercise pages are not executed again in the scratch book
+path = sys.argv[1]
+config = yaml.safe_load(open(path))
+config.setdefault("execute", {})["exclude_patterns"] = ["exercises/*"]
+yaml.safe_dump(config, open(path, "w"), sort_keys=False, allow_unicode=True)
+PY
+printf "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/%s\n${extra}  - file: references\n" "$slug" > "$dir/_toc.yml"
 printf '# References\n\n```{bibliography}\n:all:\n```\n' > "$dir/references.md"
 # intro.md has a {tableofcontents}; gallery links etc. are not needed in the scratch book
 cd "$dir"

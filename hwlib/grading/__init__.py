@@ -6,6 +6,9 @@
 * `hwlib.grading.extract`   — injected cells that send answers out of the kernel as plain data
 * `hwlib.grading.selfcheck` — `check("ex01_memory_budget")` inside a notebook
 * `hwlib.grading.sandbox`, `runner`, `grader`, `results`, `cli` — the instructor's grader
+* `hwlib.grading.identity`  — which file a result belongs to (folder names), safe file reading
+* `hwlib.grading.classreport` — grades.csv (merged), learner ids, pass rates
+* `hwlib.grading.gradescope` — Gradescope mode and the autograder zip
 The format is documented in exercises/FORMAT.md.
 """
 from .selfcheck import check

@@ -119,9 +119,17 @@ def pinned_requirements() -> str:
 
 def build_wheel(dest: Path) -> Path:
     """A wheel of this hwlib, built from its source tree (pip wheel --no-deps)."""
-    project = Path(spec.__file__).resolve().parents[2]
-    if not (project / "pyproject.toml").is_file():
+    tree = Path(spec.__file__).resolve().parents[2]
+    if not (tree / "pyproject.toml").is_file():
         raise ValueError("hwlib is not installed from a source tree here; pass --wheel FILE")
+    project = dest / "src"        # build from a copy: nothing is written into the source tree
+    shutil.copytree(tree / "hwlib", project / "hwlib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("pyproject.toml", "README.md", "LICENSE", "LICENSES"):
+        src = tree / name
+        if src.is_dir():
+            shutil.copytree(src, project / name)
+        elif src.is_file():
+            shutil.copy(src, project / name)
     for isolation in ([], ["--no-build-isolation"]):   # the second for a machine without an index
         proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q",
                                "-w", str(dest), str(project)], capture_output=True, text=True, timeout=600)

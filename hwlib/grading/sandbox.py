@@ -4,15 +4,18 @@ Every kernel gets RLIMIT_AS (memory), RLIMIT_CPU, RLIMIT_FSIZE (largest file), R
 RLIMIT_NOFILE, set by a tiny launcher before ipykernel starts, and an environment holding only what
 Python needs (no inherited secrets, HOME inside the submission's temp dir, HWLIB_GRADING=1).
 
-Where bubblewrap is installed (Debian: `apt-get install bubblewrap`) the kernel also runs inside
-`bwrap`: new user, pid, network, ipc and uts namespaces (no network at all, not even to the host's
-loopback), all capabilities dropped, and a file system made of /usr, a few /etc files, the Python
-environment and hwlib read-only, a private /tmp, and read-write only the submission's own temp dir.
-The checks folder, the output folder and other submissions are not mounted. The kernel talks to the
-grader over ZeroMQ ipc sockets in that temp dir (TCP is unreachable without a network).
+The kernel runs inside `bwrap` (Debian: `apt-get install bubblewrap`): new user, pid, network, ipc
+and uts namespaces (no network at all, not even to the host's loopback), all capabilities dropped, and
+a file system made of /usr, a few /etc files, the Python environment and hwlib read-only, a private
+/tmp, and read-write only the submission's own temp dir. The checks folder, the output folder and
+other submissions are not mounted. The kernel talks to the grader over ZeroMQ ipc sockets in that temp
+dir (TCP is unreachable without a network). `probe` runs the kernels' exact command line (an older
+bwrap without `--size` or `--clearenv` fails it) with a launcher that imports ipykernel and hwlib;
+`hwlib grade` refuses to grade when it fails, unless `--no-sandbox` is given.
 
-What this does NOT protect against: kernel exploits, side channels, and (without bwrap) a submission
-reading any file the grading user can read, e.g. hidden checks, or another process's environment.
+What this does NOT protect against: kernel exploits, side channels, and (with --no-sandbox) a
+submission reading any file the grading user can read, e.g. hidden checks, another process's
+environment, or the output folder (found through /proc).
 """
 from __future__ import annotations
 

@@ -92,7 +92,7 @@ def test_launch_bound_points_are_marked_and_the_l2_plateau_shows(monkeypatch):
 
 def test_decode_at_batch_1_on_h200_is_not_launch_bound(monkeypatch):
     bk, dev = gs.install(monkeypatch, "H200")
-    rec = bench.decode(bk, d=2048, layers=4, batches=[1], samples=2)
+    rec = bench.decode(bk, d=2048, layers=4, batches=[1], samples=3)
     row = rec["results"][0]
     assert row["launch_bound"] is False and row["graph"] is True
     weight = rec["parameters"]["weight_bytes"]
@@ -102,7 +102,7 @@ def test_decode_at_batch_1_on_h200_is_not_launch_bound(monkeypatch):
 
 def test_divergence_quick_size_keeps_every_launch_busy(monkeypatch):
     bk, dev = gs.install(monkeypatch, "H200")
-    rec = bench.divergence(bk, quick=True, ways=(1, 32), samples=1)
+    rec = bench.divergence(bk, quick=True, ways=(1, 32), samples=3)
     assert rec["status"] == "ok" and all(r["launch_bound"] is False for r in rec["results"])
 
 
@@ -110,7 +110,7 @@ def test_measure_marks_a_launch_bound_call(monkeypatch):
     from hwlib.bench import timing
     bk, dev = gs.install(monkeypatch, "H200", host_cost_s=20e-6)
     x = bk.xp.ones(1 << 10, dtype=np.float32)
-    t = timing.measure(lambda: bk.xp.multiply(x, 2.0, out=x), bk, samples=2)
+    t = timing.measure(lambda: bk.xp.multiply(x, 2.0, out=x), bk, samples=3)
     assert t.launch_bound and t.host_per_call_s > 0.5 * t.median_s
 
 

@@ -11,11 +11,12 @@ GPU: CUDA events recorded on the current stream around a batch of back-to-back c
 * ``flush=True`` writes a scratch buffer of >= 2 x the last-level cache before *every* call, outside
   the timed region, so each call starts with a cold cache (Triton/mamf-finder do the same).
 
-Launch-bound detection (GPU): launches are asynchronous, so the host's own cost of issuing a call
-is the wall time of the first few (<= 64, before the launch queue can fill) calls of a sample divided by
-their number. When the device time per call is no more than 1.2 x that host cost, the GPU sat idle
+Launch-bound detection (GPU): launches are asynchronous, so when the device finishes a batch in no
+more than 1.2 x the host's wall time for issuing it, the GPU kept pace with the host - it sat idle
 waiting for the next launch and the time measures Python and the driver, not the GPU: the Timing says
-``launch_bound=True``. ``graph=True``: when plain launches come out launch-bound, time again with a
+``launch_bound=True`` when no timed sample shows the device outrunning the host (a host thread that is
+descheduled stalls the GPU in that sample only; ``host_per_call_s`` is the median issuing time per
+call). A device-bound batch outruns the host by far: its calls queue up while the first ones run. ``graph=True``: when plain launches come out launch-bound, time again with a
 sample's calls captured into one CUDA graph (cupy.cuda.Stream.begin_capture) and replayed, so one
 host launch drives many kernels (compute-bound calls never need it, and never risk it); where capture
 fails (an old CuPy, an operation that cannot be captured) it falls back to plain launches and
@@ -65,33 +66,32 @@ def flush_cache(bk) -> int:
     return int(buf.nbytes)
 
 
-HOST_PROBE_CALLS = 64      # calls whose host time gives the launch cost (the launch queue holds ~1000)
-LAUNCH_BOUND_RATIO = 1.2  # device time per call <= this x host cost per call -> launch-bound
+LAUNCH_BOUND_RATIO = 1.2  # device time of a batch <= this x the host's time issuing it -> launch-bound
 MAX_GRAPH_CALLS = 4096    # calls captured into one graph at most
 
 
 class _Clock:
-    """Measures the device time of `n` back-to-back calls of fn, and the host's cost of issuing them."""
+    """Measures the device time of `n` back-to-back calls of fn, and the host's time issuing them."""
 
     def __init__(self, bk):
         self.bk = bk
         self.gpu = bk.is_gpu
-        self.host_s = []  # host seconds per call, one entry per timed batch (GPU)
+        self.batches = []  # (device seconds, host seconds issuing the calls, calls) per timed batch (GPU)
         if self.gpu:
             self.start, self.end = bk.xp.cuda.Event(), bk.xp.cuda.Event()
 
     def run(self, fn, n: int, stream=None) -> float:
         if self.gpu:
-            probe = min(n, HOST_PROBE_CALLS)
             self.start.record(stream)
             t0 = time.perf_counter()
-            for i in range(n):
+            for _ in range(n):
                 fn()
-                if i + 1 == probe:
-                    self.host_s.append((time.perf_counter() - t0) / probe)
+            host = time.perf_counter() - t0
             self.end.record(stream)
             self.end.synchronize()
-            return self.bk.xp.cuda.get_elapsed_time(self.start, self.end) * 1e-3  # ms -> s
+            device = self.bk.xp.cuda.get_elapsed_time(self.start, self.end) * 1e-3  # ms -> s
+            self.batches.append((device, host, n))
+            return device
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
@@ -173,16 +173,17 @@ def _sample_loop(fn, bk, clock, samples, min_sample_s, flush, max_total_s, first
         repeats = min(max(2 * repeats, math.ceil(1.2 * min_sample_s / per_call)), most)
         elapsed = one_sample(repeats)
     n = min(samples, max(1, int(max_total_s // elapsed)))
+    mark = len(clock.batches) - 1  # the last growth batch is the first sample
     times = [elapsed / repeats] + [one_sample(repeats) / repeats for _ in range(n - 1)]
     median = float(np.median(times))
-    host = None
-    if bk.is_gpu and not use_graph and clock.host_s:
-        host = float(np.median(clock.host_s[-n:]))
-    elif bk.is_gpu and use_graph and clock.host_s:
-        host = float(np.median(clock.host_s[-n:])) / repeats  # one graph launch drives `repeats` calls
+    host, bound = None, False
+    timed = clock.batches[max(0, mark):]
+    if bk.is_gpu and timed:
+        host = float(np.median([h / c for _, h, c in timed])) / (repeats if use_graph else 1)
+        bound = bool(max(d / max(h, 1e-12) for d, h, _ in timed) <= LAUNCH_BOUND_RATIO)
     return Timing(median_s=median, best_s=float(min(times)), samples_s=[float(t) for t in times],
                   repeats=repeats, first_call_s=float(first),
                   clock=("cuda-graph+events" if use_graph else "cuda-events") if bk.is_gpu else "perf_counter",
                   flushed=bool(flush), host_per_call_s=host,
-                  launch_bound=bool(host is not None and median <= LAUNCH_BOUND_RATIO * host),
+                  launch_bound=bound,
                   graph=use_graph, graph_error=graph_error)

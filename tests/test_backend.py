@@ -80,6 +80,42 @@ def test_no_cupy_installed_falls_back(monkeypatch):
     assert "\n" not in b.reason
 
 
+def test_install_hint_is_in_a_pip_users_terms(monkeypatch):
+    """A Colab or pip user has no requirements-gpu.txt: the hint names hwlib's extras, and Colab."""
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    reason = backend.get().reason
+    assert 'pip install "hwlib[gpu-cuda12]"' in reason and "hwlib[gpu-cuda13]" in reason and "Colab" in reason
+    assert "requirements-gpu.txt" not in reason
+
+
+def test_the_extras_the_hints_name_exist_and_bring_cuda_libraries():
+    import re
+    import tomllib
+    from pathlib import Path
+    extras = tomllib.loads((Path(backend.__file__).parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    named = set(re.findall(r"hwlib\[([\w-]+)\]", backend.INSTALL_HINT + backend.LIBS_HINT))
+    assert named and named <= set(extras)
+    assert any(d.startswith("cupy-cuda12x[ctk]") for d in extras["gpu-cuda12"])
+    assert any(d.startswith("cupy-cuda13x[ctk]") for d in extras["gpu-cuda13"])
+    assert extras["gpu"] == extras["gpu-cuda12"]
+    assert all("torch" not in d for name in ("gpu", "gpu-cuda12", "gpu-cuda13") for d in extras[name])  # torch optional
+    assert any(re.fullmatch(r"torch>=2\.\d+", d) and int(d.split(".")[1]) >= 5 for d in extras["fp8"])
+
+
+def test_cupy_without_its_cuda_libraries_says_what_to_install(monkeypatch):
+    err = RuntimeError("CuPy failed to load libnvrtc.so.12: OSError: libnvrtc.so.12: cannot open shared object file")
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(kernel_error=err))
+    reason = backend.get().reason
+    assert "libnvrtc" in reason and "cupy-cuda12x[ctk]" in reason and "\n" not in reason
+
+
+def test_zero_memory_clock_gives_no_theoretical_bandwidth(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(MemoryClockRate=0))
+    info = backend.get().device_info()
+    assert info["theoretical_bandwidth"] is None and info["spec"] == "T4" and "memory clock" in info["bandwidth_note"]
+
+
 def test_broken_cupy_install_names_the_error(monkeypatch):
     import builtins
     real_import = builtins.__import__

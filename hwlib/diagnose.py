@@ -137,8 +137,8 @@ class Diagnosis:
                  f"  attainable {units.format_rate(self.attainable_flops)} = {self.fraction_of_peak:.1%} of peak; "
                  f"time >= {units.format_seconds(self.time_lower_bound_s)}"]
         if self.measured_s is not None:
-            lines.append(f"  measured {units.format_seconds(self.measured_s)} -> {units.format_rate(self.achieved_flops)} = "
-                         f"{self.fraction_of_attainable:.1%} of the roof")
+            lines.append(f"  measured {units.format_seconds(self.measured_s)} -> "
+                         f"{units.format_rate(self.achieved_flops)} = {self.fraction_of_attainable:.1%} of the roof")
         lines.append("  try: " + "; ".join(self.remedies))
         lines.append("  won't help: " + "; ".join(self.will_not_help))
         lines += [f"  warning: {w}" for w in self.warnings]

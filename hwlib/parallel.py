@@ -4,10 +4,10 @@ Bytes, seconds, bytes/s. Bandwidths are per device, one direction (what each dev
 while it also receives). Ring algorithms: every device sends and receives the same amount, so
 one device's link sets the time.
 
-Sources: chapter 7 of this book; Patarasuk & Yuan 2009 (bandwidth-optimal ring all-reduce); Shoeybi et al. 2019 (Megatron-LM,
-tensor parallelism: two all-reduces per layer per pass); Narayanan et al. 2021 (pipeline bubble,
-interleaved schedule); Rajbhandari et al. 2020 (ZeRO communication volume); Li et al. 2020 (PyTorch
-DDP: bucketed gradient all-reduce overlapped with the backward pass only).
+Sources: chapter 7 of this book; Patarasuk & Yuan 2009 (bandwidth-optimal ring all-reduce);
+Shoeybi et al. 2019 (Megatron-LM, tensor parallelism: two all-reduces per layer per pass); Narayanan et al. 2021 (pipeline bubble,
+interleaved schedule); Rajbhandari et al. 2020 (ZeRO communication volume); Li et al. 2020
+(PyTorch DDP: bucketed gradient all-reduce overlapped with the backward pass only).
 """
 from __future__ import annotations
 
@@ -143,7 +143,8 @@ def ddp_step_time_s(compute_s, comm_s, n_buckets=None, backward_fraction=2 / 3):
     m = _check.nonnegative("comm_s", comm_s)
     phi = _check.positive("backward_fraction", backward_fraction)
     if np.ndim(phi) != 0 or phi > 1:
-        raise ValueError(f"backward_fraction must be one fraction in (0, 1] (4N of 6N FLOPs: 2/3); got {backward_fraction!r}")
+        raise ValueError(f"backward_fraction must be one fraction in (0, 1] (4N of 6N FLOPs: 2/3); "
+                         f"got {backward_fraction!r}")
     if n_buckets is None:
         inv_k = 0.0
     else:

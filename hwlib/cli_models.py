@@ -1,9 +1,10 @@
-"""`hwlib moe`, `hwlib finetune`, `hwlib energy`, `hwlib rent`: the chapter 7-9 calculators for
+"""`hwlib moe`, `hwlib finetune`, `hwlib energy`, `hwlib speculative`, `hwlib rent`: the chapter 7-9 calculators for
 mixtures of experts, LoRA/QLoRA, energy and renting, each line a formula next to its result.
 
     hwlib moe --model deepseek-v3 --gpu h100 --ep 64 --link 50e9 --tokens 4096 --seq 32k
     hwlib finetune --model llama-2-7b --method qlora --rank 64 --seq 2048
     hwlib energy --model llama-3-8b --gpu h100 --batch 16
+    hwlib speculative --model llama-3-8b --gpu h100 --alpha 0.8 --gamma 4 --batch 512
     hwlib rent --task serve-8b
 """
 from __future__ import annotations
@@ -83,6 +84,28 @@ def cmd_energy(args) -> int:
     return rep.emit(args.json)
 
 
+def cmd_speculative(args) -> int:
+    shape = models.get(args.model)
+    acc = specs.get(args.gpu)
+    w = memory.weights_bytes(shape.n_params(), "bf16")
+    kv = memory.kv_cache_bytes_for(shape, args.seq)
+    r = attention.speculative_decode(w, flops.forward_flops(shape.n_params(), 1), acc, args.alpha, args.gamma,
+                                     batch=args.batch, cost_ratio=args.draft_cost, kv_bytes=kv)
+    rep = Report("speculative", model=shape.name, gpu=acc.name, alpha=args.alpha, gamma=args.gamma,
+                 batch=args.batch, seq_len=args.seq, cost_ratio=args.draft_cost)
+    e = attention.speculative_expected_tokens(args.alpha, args.gamma)
+    rep.result("expected_tokens", "E = (1 − α^(γ+1)) / (1 − α)", f"α = {args.alpha}, γ = {args.gamma}", e, f"{e:.2f}")
+    rep.result("plain_tokens_per_s", "B / max((W + B·KV)/β, B·2N/π)", None, r["plain_tokens_per_s"],
+               f"{r['plain_tokens_per_s']:,.0f} tokens/s")
+    rep.result("speculative_tokens_per_s", "B·E / (t(B·(γ+1)) + γ·c·t(B))", None, r["speculative_tokens_per_s"],
+               f"{r['speculative_tokens_per_s']:,.0f} tokens/s")
+    rep.result("speedup", "ratio", None, r["speedup"], f"{r['speedup']:.2f}x")
+    rep.outputs["verify_bound"] = r["verify_bound"]
+    rep.say(f"verification pass is {r['verify_bound']}-bound"
+            + (" — speculation pays" if r["speedup"] > 1 else " — speculation does not pay at this batch"))
+    return rep.emit(args.json)
+
+
 def cmd_rent(args) -> int:
     rows = rent.table(args.task)
     if args.json:
@@ -104,7 +127,7 @@ def cmd_rent(args) -> int:
 
 
 def register(subparsers) -> None:
-    """Add moe, finetune, energy and rent to the `hwlib` command line."""
+    """Add moe, finetune, energy, speculative and rent to the `hwlib` command line."""
     p = subparsers.add_parser("moe", help="mixture of experts: total vs active, KV cache, all-to-all")
     p.add_argument("--model", default="DeepSeek-V3", help=f"one of: {', '.join(moe.names())}")
     p.add_argument("--gpu", default="H100 SXM", metavar="NAME")
@@ -135,6 +158,17 @@ def register(subparsers) -> None:
     p.add_argument("--power", type=float, metavar="W", help="board power in watts (default: the TDP)")
     p.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
     p.set_defaults(func=cmd_energy)
+
+    p = subparsers.add_parser("speculative", help="speculative decoding on the roofline: when it pays")
+    p.add_argument("--model", default="Llama 3 8B", metavar="NAME")
+    p.add_argument("--gpu", default="H100 SXM", metavar="NAME")
+    p.add_argument("--alpha", type=float, default=0.8, help="acceptance rate in [0, 1] (default 0.8)")
+    p.add_argument("--gamma", type=int, default=4, help="draft tokens per step (default 4)")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--seq", type=parse_context, default=256, metavar="S", help="context for the KV cache")
+    p.add_argument("--draft-cost", type=float, default=0.05, metavar="C", help="draft step / target step time")
+    p.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
+    p.set_defaults(func=cmd_speculative)
 
     p = subparsers.add_parser("rent", help="which GPU to rent for a task, from dated prices")
     p.add_argument("--task", choices=list(rent.TASKS), default="qlora-7b")

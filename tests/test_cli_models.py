@@ -42,7 +42,17 @@ def test_finetune_and_energy_json(capsys):
         energy.joules_per_token(350, json.loads(out)["outputs"]["tokens_per_s"]))
 
 
-@pytest.mark.parametrize("argv", [["moe", "--model", "gpt-9"], ["finetune", "--method", "adapters"],
+def test_speculative_pays_only_when_memory_bound(capsys):
+    _, out, _ = run(capsys, "speculative", "--batch", "1", "--json")
+    small = json.loads(out)["outputs"]
+    _, out, _ = run(capsys, "speculative", "--batch", "1024", "--json")
+    large = json.loads(out)["outputs"]
+    assert small["verify_bound"] == "memory" and small["speedup"] > 1
+    assert large["verify_bound"] == "compute" and large["speedup"] < 1
+    assert small["expected_tokens"] == pytest.approx(attention.speculative_expected_tokens(0.8, 4))
+
+
+@pytest.mark.parametrize("argv", [["moe", "--model", "gpt-9"], ["speculative", "--alpha", "1.5"], ["finetune", "--method", "adapters"],
                                   ["energy", "--gpu", "h900"], ["rent", "--task", "nope"]])
 def test_bad_input_exit_2(capsys, argv):
     rc = None

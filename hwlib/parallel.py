@@ -5,8 +5,8 @@ while it also receives). Ring algorithms: every device sends and receives the sa
 one device's link sets the time.
 
 Sources: chapter 7 of this book; Patarasuk & Yuan 2009 (bandwidth-optimal ring all-reduce);
-Shoeybi et al. 2019 (Megatron-LM, tensor parallelism: two all-reduces per layer per pass); Narayanan et al. 2021 (pipeline bubble,
-interleaved schedule); Rajbhandari et al. 2020 (ZeRO communication volume); Li et al. 2020
+Shoeybi et al. 2019 (Megatron-LM, tensor parallelism: two all-reduces per layer per pass);
+Narayanan et al. 2021 (pipeline bubble, interleaved schedule); Rajbhandari et al. 2020 (ZeRO communication volume); Li et al. 2020
 (PyTorch DDP: bucketed gradient all-reduce overlapped with the backward pass only).
 """
 from __future__ import annotations

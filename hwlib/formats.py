@@ -42,12 +42,12 @@ _STORAGE_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp
                   "fp4_e2m1": 0.5, "int8": 1, "int4": 0.5, "fp8_e4m3fnuz": 1, "fp8_e5m2fnuz": 1}
 _USE = {
     "fp32": "master weights, optimizer state, accumulation and sensitive reductions",
-    "tf32": "tensor-core matmuls on fp32 data (Ampere and later); stored as fp32",
+    "tf32": "tensor-core matmuls on fp32 data where the framework opts in (Ampere and later); stored as fp32",
     "fp16": "activations and weights in mixed precision; needs loss scaling (narrow range)",
     "bf16": "default for training large models: fp32's range, little precision",
-    "fp8_e4m3": "weights and activations in FP8 training and inference, with per-tensor scales",
-    "fp8_e5m2": "gradients in FP8 training (more range, less precision)",
-    "fp4_e2m1": "inference weights with a shared scale per block (Blackwell, MX formats)",
+    "fp8_e4m3": "weights and activations in FP8 training and inference; with fine-grained scales, gradients too",
+    "fp8_e5m2": "gradients in per-tensor-scaled FP8 training (more range, less precision)",
+    "fp4_e2m1": "inference weights with a scale per block (MXFP4, NVFP4; Blackwell)",
     "int8": "inference weights and activations with a scale",
     "int4": "inference weights with per-group scales",
     "fp8_e4m3fnuz": "FP8 weights and activations on AMD MI300 (CDNA 3)",

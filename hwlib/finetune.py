@@ -79,14 +79,14 @@ def finetune_bytes(n_params, method="qlora", trainable_params=0.0, adapter_state
 
 def model_finetune_bytes(model, method="qlora", rank=64, seq_len=2048, batch=1, recompute="full") -> dict:
     """``finetune_bytes`` for a named ``hwlib.models`` shape: LoRA on every linear layer at `rank`,
-    activations from ``memory.activation_bytes`` (gradient checkpointing by default, as QLoRA uses)
-    plus one layer's working set while it is recomputed."""
+    activations from ``memory.activation_bytes_for`` (the model family's dropout, FlashAttention;
+    gradient checkpointing by default, as QLoRA uses) plus one layer's working set while it is
+    recomputed."""
     from . import models
     shape = models.get(model) if isinstance(model, str) else model
-    dims = (seq_len, batch, shape.d_model, shape.n_layers, shape.n_heads)
-    act = memory.activation_bytes(*dims, recompute=recompute)
+    act = memory.activation_bytes_for(shape, seq_len, batch, recompute=recompute)
     if recompute == "full":  # the layer being recomputed holds its full activations for a moment
-        act += memory.activation_bytes(seq_len, batch, shape.d_model, 1, shape.n_heads, recompute="none")
+        act += memory.activation_bytes_for(shape, seq_len, batch, recompute="none") / shape.n_layers
     trainable = 0.0 if method == "full" else lora_params(shape, rank)
     return finetune_bytes(shape.n_params(), method, trainable, activation_bytes=act)
 

@@ -160,16 +160,36 @@ def test_llm_calculator_refuses_impossible_inputs_in_the_page(visit):
         assert py[0] == "error", case
         assert page["state"] == "error" and page["rows"] == 0, (case, page)
         assert page["shown"] == "Cannot compute: " + page["error"].split(": ", 1)[1]
-        assert parity.normalize_message(page["error"]) == parity.normalize_message(f"{py[1]}: {py[2]}")
-    # Text that is not a number is refused like Python's float() refuses it.
+        if any(isinstance(x, float) and not math.isfinite(x) for x in case.values()):
+            # "NaN" and "Infinity" typed into a field are not numbers: the field is named, as
+            # hwlib.units.parse_number names it
+            assert page["error"].startswith("ValueError: ") and "cannot read" in page["error"], (case, page)
+        else:
+            assert parity.normalize_message(page["error"]) == parity.normalize_message(f"{py[1]}: {py[2]}")
+    # Typed text: unreadable or empty fields are refused by their label (never "could not convert
+    # string to float: ''"); 15T and 40% read as the command line reads them; no tokens = serving only.
     typed = v.page.evaluate("""(id) => { const root = document.getElementById(id);
-        const model = root.querySelector('[name="model"]'); model.value = "GPT-2 small";
-        model.dispatchEvent(new Event("input", {bubbles: true}));
-        const mfu = root.querySelector('[name="mfu"]'); mfu.value = "abc";
-        mfu.dispatchEvent(new Event("input", {bubbles: true})); return root.dataset.error; }""", wid)
-    with pytest.raises(ValueError) as err:
-        float("abc")
-    assert typed == f"ValueError: {err.value}"
+        const q = (n) => root.querySelector(`[name="${n}"]`);
+        const fire = (el) => el.dispatchEvent(new Event("input", {bubbles: true}));
+        const label = (n) => root.querySelector(`label[for="${q(n).id}"]`).textContent;
+        const out = {mfu_label: label("mfu")};
+        q("model").value = "GPT-2 small"; fire(q("model"));
+        out.lengths = [q("seq_len").value, q("train_seq_len").value];
+        q("mfu").value = "abc"; fire(q("mfu")); out.abc = root.dataset.error;
+        q("mfu").value = ""; fire(q("mfu")); out.empty = root.dataset.error;
+        q("mfu").value = "40%"; q("tokens").value = "15T"; fire(q("mfu"));
+        out.suffixes = [root.dataset.state, JSON.parse(root.dataset.kwargs).mfu, JSON.parse(root.dataset.kwargs).tokens];
+        q("tokens").value = ""; fire(q("tokens"));
+        out.serving_only = [root.dataset.state, Object.keys(JSON.parse(root.dataset.result).missing)];
+        return out; }""", wid)
+    from hwlib import units
+    for text, key in (("abc", "abc"), ("", "empty")):
+        with pytest.raises(ValueError) as err:
+            units.parse_number(text, typed["mfu_label"])
+        assert typed[key] == f"ValueError: {err.value}"
+    assert typed["lengths"] == ["1024", "1024"]                  # GPT-2's context, not the 4096 before
+    assert typed["suffixes"] == ["ready", 0.4, 15e12]
+    assert typed["serving_only"][0] == "ready" and "training_time_s" in typed["serving_only"][1]
     assert v.real_errors() == []
 
 
@@ -211,9 +231,12 @@ def test_roofline_explorer_refuses_impossible_intensities_and_follows_its_slider
     texts = ["-1", "0", "nan", "inf", "abc"]
     got = v.page.evaluate(DRIVE_ROOFLINE, [wid, [{"accelerator": "H100 SXM", "precision": "bf16", "text": t}
                                                   for t in texts]])
+    label = v.page.evaluate("""(id) => { const root = document.getElementById(id);
+        return root.querySelector(`label[for="${root.querySelector('[name="intensity"]').id}"]`).textContent; }""", wid)
+    from hwlib import units
     for text, page in zip(texts, got):
-        try:
-            roofline.attainable(float(text), 1e15, 1e12)
+        try:   # the field is read as hwlib.units.parse_number reads it ("nan", "abc": the field is named)
+            roofline.attainable(units.parse_number(text, label), 1e15, 1e12)
         except ValueError as err:
             expected = f"ValueError: {err}"
         assert page["state"] == "error" and page["shown"], text

@@ -16,7 +16,7 @@ import math
 from . import _check
 
 # Storage bytes per value. "fp8" means e4m3 where only the size matters; tf32 is stored in 4 bytes
-# (its 19 bits only exist inside the tensor core). Lesson, "Number formats" table.
+# (its 19 bits only exist inside the tensor core). Chapter 5, the number-format table.
 BYTES_PER_VALUE = {
     "fp64": 8.0, "fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0,
     "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0, "int8": 1.0,
@@ -67,7 +67,7 @@ def element_bytes(name: str, value):
 def weights_bytes(n_params, dtype="bf16"):
     """Weights alone: W = N × b  [bytes], b = bytes_per_value(dtype).
 
-    7B in bf16: 7e9 × 2 = 14 GB; int4 quarters that. Source: lesson, "Memory for inference".
+    7B in bf16: 7e9 × 2 = 14 GB; int4 quarters that. Source: chapter 9, §9.3 "Memory for inference".
     """
     n = _check.positive("n_params", n_params)
     return n * bytes_per_value(dtype)
@@ -126,7 +126,7 @@ def inference_bytes(n_params, dtype="bf16", kv_bytes=0.0):
     """Serving memory: weights + KV cache, M = N × b + KV  [bytes]; no gradients, no optimizer.
 
     Budget 10–20 % on top for buffers and fragmentation (chapter 9); Transformer Math 101
-    suggests ≈ 1.2 × the weights. Source: lesson, "Memory for inference".
+    suggests ≈ 1.2 × the weights. Source: chapter 9, §9.3 "Memory for inference".
     """
     kv = _check.nonnegative("kv_bytes", kv_bytes)
     return weights_bytes(n_params, dtype) + kv

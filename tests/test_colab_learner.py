@@ -158,9 +158,10 @@ def learner(tmp_path_factory):
     (standin / "__init__.py").write_text('"""Stand-in for the module Colab imports at start."""\n')
     startup = tmp / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JUPYTER", "IPYTHON", "VIRTUAL_ENV"))}
+    inherited = ("PYTHON", "JUPYTER", "IPYTHON", "VIRTUAL_ENV", "MPL")   # none of the repo's settings
+    env = {k: v for k, v in os.environ.items() if not k.startswith(inherited)}
     env.update(JUPYTER_DATA_DIR=str(jupyter), JUPYTER_PATH=str(jupyter), JUPYTER_CONFIG_DIR=str(jupyter),
-               IPYTHONDIR=str(tmp / "ipython"), MPLBACKEND="Agg", PATH=f"{env_dir / 'bin'}:{env['PATH']}")
+               IPYTHONDIR=str(tmp / "ipython"), PATH=f"{env_dir / 'bin'}:{env['PATH']}")
     # 1. a laptop without hwlib: the install cell and the first import of two pages
     work = tmp / "nohwlib"
     work.mkdir()

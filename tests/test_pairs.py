@@ -202,7 +202,8 @@ def small_book(tmp_path):
     (tmp_path / "chapters" / "01_x.md").write_text(PAGE)
     (tmp_path / "references.bib").write_text(
         "@article{k1, author={Ada Lovelace and Charles Babbage and Alan Turing}, title={One}, year={1843}}\n"
-        "@misc{k2, author={Grace Hopper}, title={Two}, year={1952}}\n")
+        "@misc{k2, author={Grace Hopper}, title={Two}, year={1952}}\n"
+        "@misc{k3, author={Ken Thompson and others}, title={Three}, year={1969}}\n")
     glue = tmp_path / "_build" / "jupyter_execute" / "chapters"
     glue.mkdir(parents=True)
     out = lambda v: {"output_type": "display_data", "metadata": {}, "data": {"text/plain": repr(v)}}  # noqa: E731
@@ -219,6 +220,7 @@ def test_small_book_renders_every_construct(tmp_path):
     assert "We ran 3 kernels in `t` (your value, printed above)" in md, "deterministic value in, live one pointed to"
     assert "12.3" not in md, "a live value must not be baked in"
     assert "[Lovelace et al. 1843](https://o.example.org/r/references.html" in md and "[Hopper 1952]" in md
+    assert Renderer(book).inline("{cite}`k3`", "chapters/01_x").startswith("([Thompson et al. 1969](")
     assert "[the chapter](https://o.example.org/r/chapters/01_x.html#ch-x)" in md
     assert "[(1)](https://o.example.org/r/chapters/01_x.html#equation-eq-a)" in md and "\\tag{1}" in md
     assert "a [Warp](https://o.example.org/r/glossary.html#term-warp)" in md

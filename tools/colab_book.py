@@ -151,6 +151,8 @@ class Book:
         people = entry.persons.get("author") or entry.persons.get("editor") or []
         names = [" ".join(p.last_names) or " ".join(p.first_names) for p in people]
         names = [re.sub(r"[{}]", "", n) for n in names]
+        if "others" in names:                       # BibTeX "and others": et al. whatever the count
+            names = [n for n in names if n != "others"] + ["", ""]
         if not names:
             org = entry.fields.get("organization") or entry.fields.get("institution") or entry.fields.get("publisher")
             who = re.sub(r"[{}]", "", org or key)

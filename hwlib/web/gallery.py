@@ -127,7 +127,7 @@ def _published_value(m: dict, value) -> str:
         return units.format_bandwidth(value)
     if q in ("flops_per_s", "flop_per_s"):
         return units.format_rate(value)
-    return f"{value:.3g} {html.escape(str(q))}"
+    return html.escape(units.format_quantity(value, str(q)))      # three figures, never e-notation
 
 
 def _source(text: str) -> str:

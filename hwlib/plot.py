@@ -186,6 +186,32 @@ def sweep(x, y, label: str, *, theory=None, theory_label: str = "theory", xlabel
     return fig, ax
 
 
+def mark_launch_bound(ax, x, y, flags, label: str = "launch-bound: time = launch cost, not the device"):
+    """Ring the points whose record says launch_bound=True (their rate is a lower bound); returns
+    how many were marked. x, y, flags: equal-length sequences."""
+    pts = [(a, b) for a, b, f in zip(x, y, flags) if f]
+    if pts:
+        ax.plot(*zip(*pts), "o", ms=11, mfc="none", mec="0.25", mew=1.2, ls="none", label=label)
+        ax.legend(fontsize="small")
+    return len(pts)
+
+
+def l2_plateau(ax, points, l2_bytes, col=None):
+    """Draw the in-L2 level of a GPU sweep: the median rate of the points (not launch-bound) whose
+    working set is between L2/8 and L2/2, as a line up to the L2 size; returns that rate or None."""
+    if not l2_bytes:
+        return None
+    inside = [p["bytes_per_s"] for p in points if l2_bytes / 8 <= p["working_set_bytes"] <= l2_bytes / 2
+              and not p.get("launch_bound")]
+    if not inside:
+        return None
+    level = float(np.median(inside))
+    ax.hlines(level, min(p["working_set_bytes"] for p in points), l2_bytes, colors=col or color(0), linestyles="-.",
+              lw=1.2, label=f"L2 plateau ({level / 1e9:.0f} GB/s)")
+    ax.legend(fontsize="small")
+    return level
+
+
 def _rows(rec, **match):
     return [r for r in rec.get("results", []) if all(r.get(k) == v for k, v in match.items())]
 
@@ -208,6 +234,10 @@ def bandwidth_sweep(record: dict, recorded=(), ax=None):
         if size:
             ax.axvline(size, color="0.4", ls=":", lw=1)
             ax.annotate(f"{name}", (size, 0.02), xycoords=("data", "axes fraction"), fontsize="small")
+    mark_launch_bound(ax, [p["working_set_bytes"] for p in pts], [p["bytes_per_s"] for p in pts],
+                      [p.get("launch_bound") for p in pts])
+    if dev.get("kind") == "gpu":
+        l2_plateau(ax, pts, dev.get("l2_bytes"))
     return fig, ax
 
 
@@ -255,12 +285,15 @@ def decode(record: dict, recorded=(), ax=None):
     overlays = [([r["batch"] for r in rec["results"]], [r["tokens_per_s"] for r in rec["results"]], _label(rec))
                 for rec in recorded]
     fig, ax = sweep([r["batch"] for r in rows], [r["tokens_per_s"] for r in rows], _label(record),
-                    theory=[r["bound_tokens_per_s"] for r in rows], theory_label=f"bandwidth bound ({bw_src})",
+                    theory=[r["bound_tokens_per_s"] for r in rows] if all(r.get("bound_tokens_per_s") for r in rows) else None,
+                    theory_label=f"bandwidth bound ({bw_src})",
                     xlabel="batch (sequences decoded together)", ylabel="tokens/s (whole batch)", yunit="tok/s",
                     ax=ax, overlays=overlays, title=_title("E8 decode vs batch", record, recorded))
     if rows and rows[0].get("compute_bound_tokens_per_s"):
         ax.axhline(rows[0]["compute_bound_tokens_per_s"], color="0.4", ls="--", lw=1, label="compute bound (spec peak)")
         ax.legend(fontsize="small")
+    mark_launch_bound(ax, [r["batch"] for r in rows], [r["tokens_per_s"] for r in rows],
+                      [r.get("launch_bound") for r in rows])
     ax.set_xscale("log", base=2)
     return fig, ax
 

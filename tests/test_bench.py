@@ -268,6 +268,28 @@ def test_cli_out_of_memory_is_one_line_not_a_traceback(monkeypatch, capsys):
     assert len([line for line in err.splitlines() if not line.startswith("hwlib backend:")]) == 1
 
 
+def test_cli_failed_experiment_is_one_line_and_exit_1(monkeypatch, capsys):
+    """Out of memory inside an experiment: a failed record (the reason in one line), exit status 1."""
+    from hwlib.bench import e4_fusion
+    from hwlib.cli import main
+
+    def boom(*a, **k):
+        raise MemoryError("Unable to allocate 4.00 GiB for an array with shape (1073741824,) and data type float32")
+    monkeypatch.setattr(e4_fusion, "fusion", boom)
+    assert main(["bench", "fusion", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "failed: out of memory: MemoryError: Unable to allocate 4.00 GiB" in out and "Traceback" not in out
+
+
+def test_direct_experiment_calls_return_failed_records_but_raise_on_bad_input(monkeypatch):
+    from hwlib.bench import e6_occupancy
+    monkeypatch.setattr(e6_occupancy, "occupancy", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("cudaErrorIllegalAddress")))
+    rec = bench.occupancy()
+    assert rec["status"] == "failed" and rec["reason"] == "RuntimeError: cudaErrorIllegalAddress"
+    with pytest.raises(ValueError, match="sizes"):
+        bench.fusion(sizes=[0])
+
+
 def test_cli_all_saves_after_each_experiment(monkeypatch, tmp_path, capsys):
     """A run that dies half-way (here: killed after the second experiment) keeps what it measured."""
     from hwlib.bench import recorded

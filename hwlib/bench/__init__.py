@@ -27,12 +27,35 @@ EXPERIMENTS = {
 }
 
 
+BAD_INPUT = (ValueError, TypeError, KeyError)  # the caller's mistake: raised, never turned into a record
+
+
 def get(name: str):
-    """The experiment function called `name` (see EXPERIMENTS)."""
+    """The experiment function called `name` (see EXPERIMENTS), isolated: bad arguments raise
+    (ValueError naming what was wrong), but a failure of the machine - out of memory, a CUDA or
+    cuBLAS error, a broken PyTorch - returns a record with status "failed" and the error as its
+    reason, so a chapter cell or a script loses that one experiment, not its page."""
     if name not in EXPERIMENTS:
         raise KeyError(f"unknown experiment {name!r}; accepted: {', '.join(EXPERIMENTS)}")
     module = importlib.import_module(f"hwlib.bench.{EXPERIMENTS[name][0]}")
-    return getattr(module, name)
+    return _isolated(name, getattr(module, name))
+
+
+def _isolated(name, fn):
+    import functools
+
+    @functools.wraps(fn)
+    def run_isolated(xp=None, *args, **kwargs):
+        from hwlib.bench import _common
+        try:
+            return fn(xp, *args, **kwargs)
+        except BAD_INPUT:
+            raise
+        except Exception as exc:  # noqa: BLE001 - MemoryError, CUDA/cuBLAS/NVRTC errors, torch errors
+            bk = _common.resolve(xp)
+            _common.free_device_memory(bk)
+            return _common.failed(name, bk, EXPERIMENTS[name][1], exc)
+    return run_isolated
 
 
 def run(name: str, xp=None, quick: bool = False, progress=None, **sizes) -> dict:

@@ -20,12 +20,6 @@ def _elements(text) -> int:
     return parse_whole(text)
 
 
-def _elements(text) -> int:
-    """--n: a whole number of elements >= 1 ('0' is an error, not "the default size")."""
-    from hwlib.cli_calc import parse_whole
-    return parse_whole(text)
-
-
 def register(subparsers) -> None:
     names = list(bench.EXPERIMENTS) + ["all", "info"]
     p = subparsers.add_parser("bench", help="measure this machine (GPU via CuPy, else CPU via NumPy)",
@@ -80,7 +74,7 @@ def _run(args, progress) -> int:
         with open(args.out, "w") as f:
             json.dump(rec, f, indent=1)
     print(json.dumps(rec, indent=1) if args.json else format_record(rec))
-    return 0
+    return 1 if rec.get("status") == "failed" else 0
 
 
 def _human(key: str, value) -> str:
@@ -106,7 +100,7 @@ def format_record(rec: dict) -> str:
     dev = rec.get("device", {}).get("name", "?")
     lines = [f"{rec.get('title', rec.get('experiment'))} - live on {dev} ({rec.get('backend')})"]
     if rec.get("status") != "ok":
-        return "\n".join(lines + [f"skipped: {rec.get('reason')}"])
+        return "\n".join(lines + [f"{rec.get('status', 'skipped')}: {rec.get('reason')}"])
     keep = ("kernel", "variant", "pattern", "format", "status", "shape", "dtype", "direction", "host_memory",
             "n", "size", "batch", "iters", "threads", "ilp", "working_set_bytes", "bytes", "bytes_moved", "seconds",
             "bytes_per_s", "flops_per_s", "tokens_per_s", "bound_tokens_per_s", "speedup", "slowdown", "rel_error",

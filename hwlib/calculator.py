@@ -114,7 +114,12 @@ context)."""
 
 
 def _g(x) -> str:
-    return f"{x:.3g}"
+    """A number inside a formula line: three figures, exponent without '+' and padding (8.03e9)."""
+    s = f"{x:.3g}"
+    if "e" in s:
+        mantissa, exponent = s.split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return s
 
 
 def _shape(model):

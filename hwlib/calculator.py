@@ -221,9 +221,9 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
 
     # --- memory -------------------------------------------------------------------------------
     w = put("weights_bytes", f"weights ({weights_dtype})", memory.weights_bytes(n, weights_dtype), "bytes",
-            "W = N·b", "hwlib.memory.weights_bytes", f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B")
+            memory.FORMULAS["weights_bytes"], "hwlib.memory.weights_bytes", f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B")
     put("training_state_bytes", "training state (AdamW, mixed precision)", memory.training_state_bytes(n),
-        "bytes", "S = (2 + 2 + 4 + 8)·N = 16·N", "hwlib.memory.training_state_bytes", f"16 × {_g(n)}")
+        "bytes", memory.FORMULAS["training_state_bytes"], "hwlib.memory.training_state_bytes", f"16 × {_g(n)}")
     state = put("training_state_per_gpu", f"training state per GPU (ZeRO stage {zero_stage}, G={g})",
                 memory.zero_bytes_per_device(n, g, zero_stage), "bytes", memory.zero_formula(zero_stage),
                 "hwlib.memory.zero_bytes_per_device", f"N={_g(n)}, G={g}")
@@ -244,24 +244,24 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
         total = put("training_bytes_per_gpu", "training memory per GPU", state + act, "bytes",
                     "state per GPU + activations", "sum of the two lines above")
         put("fits_training", f"training fits one {acc.name}", memory.fits(total, acc.memory_bytes), "",
-            "M·(1 + f) + C_ctx ≤ GPU memory", "hwlib.memory.fits", fit_text)
+            memory.FORMULAS["fits"], "hwlib.memory.fits", fit_text)
     else:
         est.missing["activation_bytes"] = "a model shape (model=...), for hidden size, layers and heads"
     kv = 0.0
     if kv_shape[0] is not None:
         kv = put("kv_cache_bytes", f"KV cache ({kv_dtype}, {b} × {s_len} tokens)",
-                 memory.kv_cache_bytes(*kv_shape, s_len, b, kv_dtype), "bytes", "KV = 2·L·h_kv·d_head·s·B·b",
+                 memory.kv_cache_bytes(*kv_shape, s_len, b, kv_dtype), "bytes", memory.FORMULAS["kv_cache_bytes"],
                  "hwlib.memory.kv_cache_bytes",
                  f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × {s_len} × {b} × "
                  f"{memory.bytes_per_value(kv_dtype):g} B")
     else:
         est.missing["kv_cache_bytes"] = "a model shape or n_layers, n_kv_heads and head_dim"
     m_inf = put("inference_bytes", "inference memory (weights + KV)", memory.inference_bytes(n, weights_dtype, kv),
-                "bytes", "M = W + KV", "hwlib.memory.inference_bytes")
+                "bytes", memory.FORMULAS["inference_bytes"], "hwlib.memory.inference_bytes")
     need = memory.devices_needed(m_inf, acc.memory_bytes)
     g_s = _check.integer("serve_gpus", need if serve_gpus is None else serve_gpus)
     put("gpus_to_serve", f"{acc.name} GPUs needed to hold it", need, "",
-        "⌈M·(1 + f) / (GPU memory − C_ctx)⌉", "hwlib.memory.devices_needed",
+        memory.FORMULAS["devices_needed"], "hwlib.memory.devices_needed",
         f"M = {units.format_bytes(m_inf)}; {fit_text}")
     if serve_gpus is not None:
         put("fits_serving", f"weights + KV cache fit {g_s} × {acc.name}",

@@ -233,19 +233,19 @@ def cmd_memory(args) -> int:
     if shape:
         rep.say(f"{shape.name}: N = {n:,.0f} parameters ({shape.source})")
     w = memory.weights_bytes(n, args.dtype)
-    rep.result("weights_bytes", "W = N·b", f"{fmt(n)} × {fmt(b)} B", w, _bytes(w))
+    rep.result("weights_bytes", memory.FORMULAS["weights_bytes"], f"{fmt(n)} × {fmt(b)} B", w, _bytes(w))
     s = memory.training_state_bytes(n)
-    rep.result("training_state_bytes", "S = 16N (mixed-precision AdamW)", f"16 × {fmt(n)} B", s, _bytes(s))
+    rep.result("training_state_bytes", memory.FORMULAS["training_state_bytes"], f"16 × {fmt(n)} B", s, _bytes(s))
     for part, v in memory.training_state_breakdown(n).items():
         rep.outputs[f"training_{part}_bytes"] = v
         rep.say(f"  {part:<10}{_STATE_BYTES[part]} B/param × {fmt(n)} = {_bytes(v)}")
     if shape:
         kv = memory.kv_cache_bytes_for(shape, args.seq, args.batch, args.dtype)
-        rep.result("kv_cache_bytes", "KV = 2·L·h_kv·d_head·s·B·b",
+        rep.result("kv_cache_bytes", memory.FORMULAS["kv_cache_bytes"],
                    f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × {fmt(args.seq)} × "
                    f"{fmt(args.batch)} × {fmt(b)} B", kv, _bytes(kv))
         total = memory.inference_bytes(n, args.dtype, kv)
-        rep.result("inference_bytes", "W + KV", f"{fmt(w)} + {fmt(kv)} B", total, _bytes(total))
+        rep.result("inference_bytes", memory.FORMULAS["inference_bytes"], f"{fmt(w)} + {fmt(kv)} B", total, _bytes(total))
     else:
         rep.say("KV cache: needs a model shape; use --model (see hwlib.models.names())")
     if args.gpu:
@@ -255,7 +255,7 @@ def cmd_memory(args) -> int:
         rep.outputs["fits"] = fits
         rep.outputs["gpus_needed"] = {"inference": memory.devices_needed(need, acc.memory_bytes),
                                       "training_state": memory.devices_needed(s, acc.memory_bytes)}
-        rep.formulas["fits"] = "M·(1 + f) + C_ctx ≤ GPU memory (hwlib.memory.fits)"
+        rep.formulas["fits"] = memory.FORMULAS["fits"] + " (hwlib.memory.fits)"
         rep.say(f"{_fit_words(acc)}: inference {'fits' if fits['inference'] else 'does not fit'} "
                 f"({rep.outputs['gpus_needed']['inference']} GPU(s)), training state "
                 f"{'fits' if fits['training_state'] else 'does not fit'} "
@@ -298,7 +298,7 @@ def cmd_decode(args) -> int:
     kv = memory.kv_cache_bytes_for(shape, args.seq, 1, args.dtype) if shape else 0.0
     rep = Report("decode", n_params=n, dtype=args.dtype, gpu=acc.name, bandwidth=acc.bandwidth,
                  batch=args.batch, seq_len=args.seq if shape else None, model=shape.name if shape else None)
-    rep.result("model_bytes", "W = N·b", f"{fmt(n)} × {fmt(memory.bytes_per_value(args.dtype))} B", w, _bytes(w))
+    rep.result("model_bytes", memory.FORMULAS["weights_bytes"], f"{fmt(n)} × {fmt(memory.bytes_per_value(args.dtype))} B", w, _bytes(w))
     if shape:
         rep.result("kv_bytes_per_sequence", "KV = 2·L·h_kv·d_head·s·b", None, kv,
                    f"{_bytes(kv)} at {fmt(args.seq)} tokens")

@@ -28,6 +28,17 @@ _DTYPE_ALIASES = {
     "e5m2": "fp8_e5m2", "float4_e2m1fn": "fp4_e2m1", "e2m1": "fp4_e2m1",
 }
 RECOMPUTE = ("none", "selective", "full")
+FORMULAS = {
+    "weights_bytes": "W = N·b",
+    "training_state_bytes": "S = (2 + 2 + 4 + 8)·N = 16·N",
+    "kv_cache_bytes": "KV = 2·L·h_kv·d_head·s·B·b",
+    "inference_bytes": "M = W + KV",
+    "fits": "M·(1 + f) + C_ctx ≤ GPU memory",
+    "devices_needed": "⌈M·(1 + f) / (GPU memory − C_ctx)⌉",
+}
+"""The formula each function of this module evaluates, as the calculators print it (one copy: the
+calculator, the command line and the page read it from here; `activation_formula` and
+`zero_formula` give the ones that depend on their arguments)."""
 ATTENTION = ("standard", "flash")
 """How attention keeps its state for backward: "standard" stores the a·s² softmax scores (and, with
 dropout, its mask and output); "flash" (FlashAttention, Dao et al. 2022) recomputes them from Q, K, V

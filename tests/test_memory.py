@@ -143,6 +143,20 @@ def test_activation_formula_text_matches_the_numbers():
     assert memory.activation_formula("full", attention="flash") == "2·s·b·h·L"
 
 
+def test_one_copy_of_each_formula_text():
+    """The calculator and the command line print memory.FORMULAS, not their own copies."""
+    import inspect
+
+    from hwlib import calculator, cli_calc
+    for module in (calculator, cli_calc):
+        source = inspect.getsource(module)
+        for text in memory.FORMULAS.values():
+            assert f'"{text}"' not in source, (module.__name__, text)
+    est = calculator.estimate(model="gpt2")
+    assert est["weights_bytes"].formula == memory.FORMULAS["weights_bytes"] == "W = N·b"
+    assert est["gpus_to_serve"].formula == memory.FORMULAS["devices_needed"]
+
+
 def test_formula_texts_match_the_numbers():
     for stage, text in enumerate(["16·N", "4·N + 12·N/G", "2·N + 14·N/G", "16·N/G"]):
         assert memory.zero_formula(stage) == text

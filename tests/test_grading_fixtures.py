@@ -139,12 +139,12 @@ def test_tampering_inside_the_kernel_changes_nothing(batch):
 
 
 def test_spy_hooks_see_no_expected_values_and_no_extraction_cell(batch):
-    spied = outputs(batch, "spy_hook")
+    res = result(batch, "spy_hook")
+    spied = outputs(batch, "spy_hook") + res["extra_data"].get("printed_during_grader_cells", "")
     assert "SPY" in spied and "restore the kernel" in spied          # the hook ran until restored,
     assert "answer extraction" not in spied and "function answer" not in spied   # then saw nothing
     for secret in ("4620", "1610612736", "1073741824", "CANARY", "after_published", "8192"):
         assert secret not in spied
-    res = result(batch, "spy_hook")
     assert "IPython event post_run_cell" in res["extra_data"]["tampering_undone"]
     assert res["score"] == 1                                        # its forged weights_int4 failed
 

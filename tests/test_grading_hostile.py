@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 from hwlib import cli
-from hwlib.grading import classreport, grader, identity, quantity, runner, sandbox, spec
+from hwlib.grading import grader, identity, quantity, runner, sandbox, spec
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "grading"
@@ -37,9 +37,11 @@ def res_of(out, name):
 
 
 def executed_text(out, name):
+    """Everything the notebook printed: its own cells, and while the grader's cells ran."""
     nb = nbformat.read(Path(out) / "submissions" / identity.folder_name(name) / "executed.ipynb", 4)
     return "".join(str(o.get("text", "")) + str(o.get("evalue", "")) + json.dumps(o.get("data", {}))
-                   for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+                   for c in nb.cells if c.cell_type == "code" for o in c.outputs) + \
+        res_of(out, name)["extra_data"].get("printed_during_grader_cells", "")
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +103,7 @@ def test_patched_open_and_modules_are_put_back_and_reported(hostile):
                                           ("spy_trace.ipynb", "a trace or profile function")])
 def test_hooks_do_not_see_hidden_names_or_arguments(hostile, name, undone):
     seen = executed_text(hostile, name)
-    assert "SPY" in seen                                  # the spy did run on the learner's cells
+    assert "SPY" in seen                                    # the spy ran (until the restore cell)
     for secret in ("kv_cache_canary", "kv_cache_other_model", "8192", "CANARY", "answer extraction",
                    "function answer"):
         assert secret not in seen, secret
@@ -200,7 +202,8 @@ def test_every_kind_of_kernel_message_counts_against_the_output_budget(hostile, 
     res = res_of(hostile, name)
     folder = hostile / "submissions" / identity.folder_name(name)
     assert (folder / "executed.ipynb").stat().st_size < 3 * 2**20
-    assert res["score"] == 2                               # the answers before and after the flood
+    assert res["score"] == 2 and res["extra_data"]["status"] != "kernel_crashed"   # answers around it
+    assert "truncated" in res["output"] and res["extra_data"]["output_bytes"] > 2 * 2**20
 
 
 def test_files_are_checked_before_they_are_read(tmp_path):
@@ -325,7 +328,8 @@ def test_ipykernel_is_a_dependency():
 
 
 def test_no_kernel_or_no_hwlib_in_the_sandbox_refuses_in_one_line(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(sandbox, "PROBE_LAUNCHER", sandbox.PROBE_LAUNCHER.replace("import ipykernel", "import ipykernel_gone"))
+    gone = sandbox.PROBE_LAUNCHER.replace("import ipykernel", "import ipykernel_gone")
+    monkeypatch.setattr(sandbox, "PROBE_LAUNCHER", gone)
     assert cli.main(["grade", "ex01", str(CORRECT), "--out", str(tmp_path / "o1")]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "No module named 'ipykernel_gone'" in err

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
         "grade", help="grade exercise notebooks (results.json per submission, grades.csv)",
         description="Run each submission in a fresh, sandboxed kernel and grade its answers against "
                     "the exercise's public checks and, with --checks, the instructor's hidden checks.")
-    p.add_argument("exercise", help="exercise id or folder, e.g. ex01_memory_budget, ex01 or exercises/ex01_memory_budget")
+    p.add_argument("exercise", help="exercise id, prefix or folder: ex01_memory_budget, ex01, exercises/ex01_...")
     p.add_argument("submissions", nargs="*", help="notebooks, or folders of them (not with --gradescope)")
     p.add_argument("--checks", metavar="DIR", help="folder of hidden checks: DIR/<id>.yaml or DIR/<id>/checks.yaml")
     p.add_argument("--out", metavar="DIR", default="grades", help="output folder (default: ./grades)")
@@ -27,7 +27,8 @@ def register(subparsers) -> None:
                    help="submissions graded in parallel (default 1; each gets its own CPUs where there "
                         "are enough, but memory and process counts are shared)")
     p.add_argument("--timeout-cell", type=float, metavar="S", help="seconds per cell (default: exercise's, else 30)")
-    p.add_argument("--timeout-total", type=float, metavar="S", help="seconds per notebook (default: exercise's, else 300)")
+    p.add_argument("--timeout-total", type=float, metavar="S",
+                   help="seconds per notebook (default: exercise's, else 300)")
     p.add_argument("--memory-mb", type=float, metavar="MB", help="address-space limit of a kernel (default 2048)")
     p.add_argument("--roster", metavar="CSV", help="CSV with columns file, learner: the learner id of each file")
     p.add_argument("--resume", action="store_true",
@@ -40,7 +41,8 @@ def register(subparsers) -> None:
     box.add_argument("--no-sandbox", action="store_true",
                      help="grade without bwrap (submissions can read your files and forge results: "
                           "only inside a throw-away container or VM)")
-    box.add_argument("--require-sandbox", action="store_true", help="(the default) refuse to grade without a working bwrap")
+    box.add_argument("--require-sandbox", action="store_true",
+                     help="(the default) refuse to grade without a working bwrap")
     p.set_defaults(func=run)
     from . import gradescope
 

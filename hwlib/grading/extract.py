@@ -121,7 +121,8 @@ if ip is not None:
     for name in ("input_transformers_cleanup", "input_transformers_post", "ast_transformers"):
         if isinstance(getattr(ip, name, None), list):
             S["lists"][name] = list(getattr(ip, name))
-    S["inst"] = {id(ip): (ip, set(vars(ip))), id(getattr(ip, "kernel", ip)): (getattr(ip, "kernel", ip), set(vars(getattr(ip, "kernel", ip))))}
+    kernel = getattr(ip, "kernel", ip)
+    S["inst"] = {id(ip): (ip, set(vars(ip))), id(kernel): (kernel, set(vars(kernel)))}
 sys.modules[NAME] = type(NAME, (), {"S": S})   # a strong reference, added after the snapshot
 '''
 

@@ -1,35 +1,21 @@
-"""Grade submissions: one notebook (`grade_one`) or a class (`grade_batch`, in parallel).
+"""Grade one submission (`grade_one`), check the machine can grade (`preflight`), and the settings
+(`configure`). A class is graded by hwlib.grading.batch (`grade_batch`, re-exported here).
 
-Every submission gets `OUT/submissions/<folder>/results.json` (+ feedback.txt, executed.ipynb),
-whatever happens (folder names: hwlib.grading.identity). Each one is graded in its own forked worker
-process, which sends its result to the grader over a pipe made for that worker; only the grader
-writes into OUT, and a result counts only if it arrived on that pipe with this run's id and this
-file's identity. When a worker dies or outlives its hard time limit, the grader writes the result
-itself, with the reason; a results.json left from an earlier run is never taken for the new one.
 Expected values are computed once, in the grader, and never enter a learner's kernel.
 """
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
-import secrets
-import shutil
-import signal
 import tempfile
 import time
-import traceback
 from dataclasses import replace
-from datetime import datetime, timezone
-from multiprocessing.connection import wait
 from pathlib import Path
 
 import nbformat
 
-from . import classreport, compare, identity, results, runner, spec
+from . import compare, identity, results, runner, spec
 
 MAX_NOTEBOOK_BYTES = identity.MAX_NOTEBOOK_BYTES
-GRADER_SIDE = ("grader_error",)
 
 
 class GraderSetupError(RuntimeError):
@@ -144,180 +130,11 @@ def grade_one(exercise, expected: dict, sub: identity.Submission, cfg: runner.Ru
     res["extra_data"]["output_bytes"] = run.output_bytes
     if run.restored:
         res["extra_data"]["tampering_undone"] = run.restored   # for the instructor; not in `output`
+    if run.grader_cell_output.strip():
+        res["extra_data"]["printed_during_grader_cells"] = run.grader_cell_output
     if run.kernel_error:
         res["extra_data"]["kernel_error"] = run.kernel_error
     return res, run.notebook
-
-
-def _worker(exercise, expected, sub, cfg, secrets_paths, meta, conn, cpus):
-    os.setpgrp()
-    if cpus and hasattr(os, "sched_setaffinity"):
-        try:
-            os.sched_setaffinity(0, cpus)    # this submission's CPUs, inherited by its kernel
-        except OSError:
-            pass
-    executed = None
-    try:
-        res, nb = grade_one(exercise, expected, sub, cfg, secrets_paths, meta)
-        if nb is not None:
-            try:
-                executed = nbformat.writes(nb)
-            except Exception:
-                executed = None
-    except BaseException as exc:  # never lose a submission
-        reason = f"grader error: {type(exc).__name__}: {str(exc)[:200]}"
-        res = results.build(exercise, results.not_run(exercise, reason), submission=sub.identity,
-                            status="grader_error", reason=reason, meta=meta)
-        res["extra_data"]["traceback"] = traceback.format_exc()[-2000:]
-    try:
-        conn.send({"run_id": meta["run_id"], "identity": sub.identity, "results": res, "executed": executed})
-    finally:
-        conn.close()
-        os._exit(0)
-
-
-def _write(folder: Path, res: dict, executed: str | None, title: str) -> None:
-    """Replace the folder's files with this run's (the old executed notebook goes too)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    stale = folder / "executed.ipynb"
-    if stale.exists() or stale.is_symlink():
-        stale.unlink()
-    if executed is not None:
-        tmp = folder / ".executed.ipynb.tmp"
-        tmp.write_text(executed, encoding="utf-8")
-        tmp.replace(stale)
-    results.write(folder, res, title)
-
-
-def cpu_slots(jobs: int) -> list[tuple | None]:
-    """CPUs for each of `jobs` parallel slots, disjoint where there are enough CPUs."""
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return [None] * jobs
-    if jobs <= 1 or len(cpus) < jobs:
-        return [None] * jobs
-    return [tuple(cpus[i::jobs]) for i in range(jobs)]
-
-
-def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1, secrets_paths=(),
-                progress=print, hard_limit: float | None = None, roster: dict | None = None,
-                resume: bool = False) -> list[tuple[str, str, dict]]:
-    """Grade `files` (identity.Submission, or paths) with up to `jobs` workers; write
-    OUT/submissions/<folder>/ and merge OUT/grades.csv (also when interrupted: the finished part).
-    A worker still running after `hard_limit` seconds is killed and its submission gets a result
-    saying so. With `resume`, a submission whose folder already holds a result for the same file
-    content and the same checks is not graded again."""
-    subs = [f if isinstance(f, identity.Submission) else identity.Submission(Path(f), Path(f).name)
-            for f in files]
-    subs_dir = out / identity.SUBMISSIONS
-    subs_dir.mkdir(parents=True, exist_ok=True)
-    expected = expected_values(exercise)
-    if hard_limit is None:
-        hard_limit = (cfg.timeout_total + cfg.extract_timeout * (len(exercise.checks) + 2)
-                      + 30 * (cfg.max_restarts + 3))
-    run_id = secrets.token_hex(8)
-    digest = checks_digest(exercise)
-    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    batch_tmp = tempfile.mkdtemp(prefix="hwlib-grade-batch-")
-    cfg = replace(cfg, tmp_root=batch_tmp)
-    ctx = multiprocessing.get_context("fork")
-    slots = cpu_slots(jobs)
-    free = list(range(max(1, jobs)))
-    todo, running, rows, done = list(subs), {}, [], {}
-
-    def meta_for(sub):
-        data, _ = identity.read_submission(sub.path)
-        return {"run_id": run_id, "file": sub.identity, "learner": classreport.learner_id(sub.identity, roster),
-                "file_sha256": identity.sha256(data) if data is not None else "", "checks_sha256": digest,
-                "graded_at": started_at}
-
-    def finish(sub, res, executed=None, reused=False):
-        folder = subs_dir / sub.folder_name
-        if not reused:
-            _write(folder, res, executed, exercise.title)
-        rows.append((sub.folder_name, str(sub.path), res))
-        done[sub.folder_name] = res
-        progress(f"{sub.folder_name}: {res['score']:g}/{exercise.max_score:g}  "
-                 f"{res['extra_data']['status']}  {res['execution_time']:.1f} s" + ("  (resumed)" * reused))
-
-    def fail(sub, meta, reason):
-        res = results.build(exercise, results.not_run(exercise, reason), submission=sub.identity,
-                            status="grader_error", reason=reason, meta=meta)
-        finish(sub, res)
-
-    try:
-        while todo or running:
-            while todo and free:
-                sub = todo.pop(0)
-                meta = meta_for(sub)
-                if resume:
-                    old = classreport.load_previous(subs_dir / sub.folder_name)
-                    ex = (old or {}).get("extra_data", {})
-                    if (old and ex.get("file") == sub.identity and ex.get("file_sha256") == meta["file_sha256"]
-                            and ex.get("checks_sha256") == digest and ex.get("exercise") == exercise.id
-                            and ex.get("status") not in GRADER_SIDE and meta["file_sha256"]):
-                        finish(sub, old, reused=True)
-                        continue
-                slot = free.pop(0)
-                reader, writer = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_worker, args=(exercise, expected, sub, cfg, tuple(secrets_paths),
-                                                         meta, writer, slots[slot]))
-                proc.start()
-                writer.close()
-                running[proc.sentinel] = [proc, sub, meta, time.monotonic(), reader, None, slot]
-            if not running:
-                continue
-            waitables = list(running) + [r[4] for r in running.values() if r[5] is None]
-            wait(waitables, timeout=0.5)
-            for sentinel, entry in list(running.items()):
-                proc, sub, meta, t_start, reader, got, slot = entry
-                if got is None and reader.poll():
-                    try:
-                        got = entry[5] = reader.recv()
-                    except (EOFError, OSError, Exception):
-                        got = entry[5] = {}
-                overdue = time.monotonic() - t_start > hard_limit
-                if proc.is_alive() and not overdue:
-                    continue
-                reason = None
-                if proc.is_alive():
-                    try:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    except OSError:
-                        proc.kill()
-                    reason = f"grader error: grading took longer than {hard_limit:.0f} s and was stopped"
-                proc.join(5)
-                if got is None and reader.poll(0.1):
-                    try:
-                        got = reader.recv()
-                    except Exception:
-                        got = {}
-                reader.close()
-                del running[sentinel]
-                free.append(slot)
-                ok = (isinstance(got, dict) and got.get("run_id") == run_id and got.get("identity") == sub.identity
-                      and isinstance(got.get("results"), dict))
-                if reason or not ok:
-                    fail(sub, meta, reason or "grader error: the grading process ended without a result")
-                else:
-                    finish(sub, got["results"], got.get("executed"))
-    except BaseException:
-        for proc, *_ in running.values():
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-        raise
-    finally:
-        shutil.rmtree(batch_tmp, ignore_errors=True)
-        if done:
-            classreport.write_grades(out, exercise, done)
-            try:
-                classreport.write_pass_rates(out, exercise)
-            except Exception:
-                pass
-    return rows
 
 
 def preflight(exercise, cfg: runner.RunConfig, secrets_paths=()) -> None:
@@ -356,3 +173,6 @@ def configure(exercise, timeout_cell=None, timeout_total=None, memory_mb=None, u
 
 def expand(paths):
     return identity.expand(paths)
+
+
+from .batch import GRADER_SIDE, cpu_slots, grade_batch  # noqa: E402,F401  (batch uses grade_one)

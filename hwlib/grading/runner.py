@@ -20,7 +20,6 @@ import os
 import secrets
 import shutil
 import signal
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellExecutionComplete, DeadKernelError
 
 from . import extract, sandbox
 
@@ -64,6 +63,7 @@ class RunResult:
     kernel_error: str | None = None    # the kernel could not be started (a grader-side failure)
     restored: list = field(default_factory=list)  # what the restore step had to undo
     output_bytes: int = 0
+    grader_cell_output: str = ""       # what the notebook printed while grader cells ran (tampering)
 
 
 def _msg_size(msg) -> int:
@@ -96,7 +96,12 @@ class _Client(NotebookClient):
                 cell.outputs.append(nbformat.v4.new_output(
                     "stream", name="stderr", text="[hwlib grader: output truncated]\n"))
             return None
-        return super().process_message(msg, cell, cell_index)
+        try:
+            return super().process_message(msg, cell, cell_index)
+        except CellExecutionComplete:
+            raise
+        except Exception:      # a malformed message (e.g. a widget comm without its state): drop it
+            return None
 
 
 def answer_key(check) -> str:
@@ -138,6 +143,7 @@ class Runner:
         self.notes: list[str] = []
         self.status: dict = {}
         self.restored: list[str] = []
+        self.injected_text = ""
 
     def _start(self, root: Path, workdir: Path, attempt: int):
         home = workdir / ".home"
@@ -223,7 +229,10 @@ class Runner:
         try:
             return self._execute(client, self.nb.cells[n], n, timeout)
         finally:
-            self.nb.cells.pop()
+            cell = self.nb.cells.pop()
+            if len(self.injected_text) < 32000:
+                self.injected_text += "".join(str(o.get("text", "")) + str(o.get("evalue", ""))
+                                              for o in cell.outputs)[:32000]
 
     def _task(self, client, task: dict, deadline: float, nonce: str, answers: dict) -> str:
         """Run one task and record what happened; returns the outcome code."""
@@ -320,6 +329,6 @@ class Runner:
             self.notes.append("the output was longer than the limit and was truncated")
         result = RunResult(answers, self.status, self.notes, bool(self.bwrap), time.monotonic() - t0,
                            self.nb, {k: round(v, 3) for k, v in timings.items()}, kernel_error,
-                           list(self.restored), used)
+                           list(self.restored), used, self.injected_text[:32000])
         shutil.rmtree(root, ignore_errors=True)
         return result

@@ -137,3 +137,16 @@ def test_published_h200_points_show_latency_rising_under_load():
     lat = hier["latency"]["H100 PCIe"]
     idle = lat["dram_cycles"]["value"] / lat["clock_hz"]["value"]
     assert idle < latency.min()
+
+
+WRONG_CLAIMS = [r"a CPU has no tensor cores", r"only FP32 and FP64 are real", r"almost all of the chip's area",
+                r"gap between neighbouring values exceeds 2", r"The ridge point, peak divided by bandwidth, rises",
+                r"knee comes after only a handful", r"gets tensor-core speed with FP32's range"]
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.name)
+def test_the_corrected_claims_stay_corrected(md):
+    """Issue 13's wrong claims of chapters 1-5 (CPU 16-bit paths, TPU area, the BF16 stall, the ridge
+    trend, the CPU knee, TF32 being automatic) do not come back."""
+    text = md.read_text()
+    assert [c for c in WRONG_CLAIMS if re.search(c, text)] == []

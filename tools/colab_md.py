@@ -11,6 +11,7 @@ ValueError naming the page, so a new construct cannot slip through raw.
 from __future__ import annotations
 
 import html
+import posixpath
 import re
 
 from markdown_it import MarkdownIt
@@ -95,6 +96,11 @@ class Renderer:
             m = re.match(r"^(?P<text>.*?)\s*<(?P<term>[^<>]+)>$", content, re.S)
             text, term = (m.group("text"), m.group("term")) if m else (content, content)
             return f"[{text}]({book.glossary_url(term.strip(), doc)})"
+        if name == "doc":
+            m = re.match(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", content, re.S)
+            text, target = (m.group("text"), m.group("target")) if m else (None, content.strip())
+            page = posixpath.normpath(posixpath.join(posixpath.dirname(doc), target.strip()))
+            return f"[{text or page}]({book.url(page)})"
         if name == "math":
             return f"${content}$"
         raise ValueError(f"{doc}: the Colab edition cannot render the role {{{name}}}`{content}`")

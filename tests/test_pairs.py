@@ -224,6 +224,9 @@ def test_small_book_renders_every_construct(tmp_path):
     assert "[the chapter](https://o.example.org/r/chapters/01_x.html#ch-x)" in md
     assert "[(1)](https://o.example.org/r/chapters/01_x.html#equation-eq-a)" in md and "\\tag{1}" in md
     assert "a [Warp](https://o.example.org/r/glossary.html#term-warp)" in md
+    r = Renderer(book)
+    assert r.inline("{doc}`../glossary`", "chapters/01_x") == "[Glossary](https://o.example.org/r/glossary.html)"
+    assert r.inline("{doc}`the list </glossary>`", "chapters/01_x") == "[the list](https://o.example.org/r/glossary.html)"
     assert "<details><summary><b>Answer</b></summary>\n\nIt is 3." in md
     assert "> **Note**\n>\n> A note." in md
     assert "**Quiz.** Which is right?\n\n- (a) this one\n- (b) that one\n\n<details>" in md

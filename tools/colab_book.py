@@ -62,6 +62,13 @@ class Book:
         return [d for d in self.docs if "kernelspec" in self.notebooks[d].metadata
                 and any(c.cell_type == "code" for c in self.notebooks[d].cells)]
 
+    def title(self, doc: str) -> str:
+        """The first heading of a page (what Sphinx shows for a {doc} link without text)."""
+        for cell in self.notebooks.get(doc, nbformat.v4.new_notebook()).cells:
+            if cell.cell_type == "markdown" and (m := re.search(r"^#\s+(.+)$", cell.source, re.M)):
+                return m.group(1).strip()
+        raise ValueError(f"{{doc}}`{doc}` is not a page of the book")
+
     def url(self, doc: str, anchor: str = "") -> str:
         return f"{self.base}{doc}.html" + (f"#{anchor}" if anchor else "")
 

@@ -99,8 +99,10 @@ class Renderer:
         if name == "doc":
             m = re.match(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", content, re.S)
             text, target = (m.group("text"), m.group("target")) if m else (None, content.strip())
-            page = posixpath.normpath(posixpath.join(posixpath.dirname(doc), target.strip()))
-            return f"[{text or page}]({book.url(page)})"
+            target = re.sub(r"\.(md|ipynb)$", "", target.strip())
+            page = (target.lstrip("/") if target.startswith("/")
+                    else posixpath.normpath(posixpath.join(posixpath.dirname(doc), target)))
+            return f"[{text or book.title(page)}]({book.url(page)})"
         if name == "math":
             return f"${content}$"
         raise ValueError(f"{doc}: the Colab edition cannot render the role {{{name}}}`{content}`")

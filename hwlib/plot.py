@@ -284,8 +284,9 @@ def decode(record: dict, recorded=(), ax=None):
     bw_src = record["parameters"].get("bandwidth_source", "")
     overlays = [([r["batch"] for r in rec["results"]], [r["tokens_per_s"] for r in rec["results"]], _label(rec))
                 for rec in recorded]
+    bound = [r["bound_tokens_per_s"] for r in rows] if all(r.get("bound_tokens_per_s") for r in rows) else None
     fig, ax = sweep([r["batch"] for r in rows], [r["tokens_per_s"] for r in rows], _label(record),
-                    theory=[r["bound_tokens_per_s"] for r in rows] if all(r.get("bound_tokens_per_s") for r in rows) else None,
+                    theory=bound,
                     theory_label=f"bandwidth bound ({bw_src})",
                     xlabel="batch (sequences decoded together)", ylabel="tokens/s (whole batch)", yunit="tok/s",
                     ax=ax, overlays=overlays, title=_title("E8 decode vs batch", record, recorded))

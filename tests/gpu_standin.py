@@ -92,7 +92,8 @@ class Device:
     def alloc(self, arr):
         nbytes = int(arr.nbytes)
         if self.allocated + nbytes > self.memory_bytes:
-            raise OutOfMemoryError(f"Out of memory allocating {nbytes:,} bytes (allocated so far: {self.allocated:,} bytes).")
+            raise OutOfMemoryError(f"Out of memory allocating {nbytes:,} bytes "
+                                   f"(allocated so far: {self.allocated:,} bytes).")
         self.allocated += nbytes
         weakref.finalize(arr, self._free, nbytes)
         return arr
@@ -202,9 +203,10 @@ def make_cupy(profile="H200", *, version="14.2.0", bf16=True, host_cost_s=10e-6,
             """Every ufunc on device arrays is one kernel launch (a + b, x * 2, ...), as in CuPy."""
             plain = [np.asarray(x) if isinstance(x, DevArray) else x for x in inputs]
             outs = tuple(np.asarray(o) if isinstance(o, DevArray) else o for o in out) if out else None
-            arrays = [x for x in inputs if isinstance(x, np.ndarray)] + [o for o in (out or ()) if isinstance(o, np.ndarray)]
+            arrays = [x for x in tuple(inputs) + tuple(out or ()) if isinstance(x, np.ndarray)]
             dev.launch(ufunc.__name__, dev.bandwidth(arrays))
-            res = getattr(ufunc, method)(*plain, **({"out": outs} if outs else {}), **kwargs)
+            with np.errstate(all="ignore"):  # a GPU raises no floating-point warnings
+                res = getattr(ufunc, method)(*plain, **({"out": outs} if outs else {}), **kwargs)
             if out:
                 return out[0] if len(out) == 1 else out
             return res.view(DevArray) if isinstance(res, np.ndarray) else res
@@ -326,7 +328,7 @@ def make_cupy(profile="H200", *, version="14.2.0", bf16=True, host_cost_s=10e-6,
                 flops = (2 * k + 1) * n * (2.0 if self.name.endswith("f64") else 1.0)
                 work = max(flops / p["fp32"], dev.bandwidth(arrays[:1]))
             elif self.name.startswith("branchy"):
-                n, iters = int(args[-3] if self.name == "branchy32" else args[3]), int(args[-2] if self.name == "branchy32" else args[4])
+                n, iters = (int(args[-3]), int(args[-2])) if self.name == "branchy32" else (int(args[3]), int(args[4]))
                 ways = int(args[-1]) if self.name == "branchy32" else 2
                 work = 2.0 * n * iters * min(ways, 32) / p["fp32"]
             else:

@@ -32,7 +32,8 @@ def sane(x, hi):
 
 def test_record_shape_and_device():
     rec = bench.fusion(sizes=[1 << 12], samples=1)
-    for key in ("experiment", "title", "status", "source", "date", "backend", "device", "parameters", "results", "notes"):
+    for key in ("experiment", "title", "status", "source", "date", "backend", "device", "parameters", "results",
+                "notes"):
         assert key in rec
     assert rec["backend"] == "numpy" and rec["source"] == "live" and rec["device"]["kind"] == "cpu"
     json.dumps(rec)  # plain, JSON-ready
@@ -102,11 +103,13 @@ def test_triad_chunk_follows_the_cores_own_l2():
     assert cpu.triad_chunk_bytes(None, 2) == 128 << 10
 
 
+BIG_VM_CACHES = {"l1_bytes": 48 << 10, "l2_bytes": 1 << 20, "l3_bytes": 480 << 20}  # a VM reporting the host's L3
+
+
 def test_e1_chunks_by_l2_not_by_a_huge_llc(monkeypatch):
     """A VM that reports a 480 MiB L3: the triad chunk still comes from the 1 MiB L2."""
     from hwlib import device_info
-    from hwlib.bench import e1_bandwidth
-    monkeypatch.setattr(device_info, "_cpu_caches", lambda: {"l1_bytes": 48 << 10, "l2_bytes": 1 << 20, "l3_bytes": 480 << 20})
+    monkeypatch.setattr(device_info, "_cpu_caches", lambda: dict(BIG_VM_CACHES))
     seen = []
     real = cpu.stream_kernels
     monkeypatch.setattr(cpu, "stream_kernels", lambda *a, **k: seen.append(a[-1]) or real(*a, **k))
@@ -223,8 +226,9 @@ def test_cli_bandwidth_json_shape(capsys):
     assert all(r["bytes_per_s"] > 0 for r in out["results"])
 
 
-SMALL = {"bandwidth": dict(n=1 << 14, sweep_sizes=[3 << 14]), "matmul": dict(sizes=[32], batches=[2], weight_shape=(64, 64)),
-         "roofline": dict(n=1 << 14, iters=[1]), "fusion": dict(sizes=[1 << 12]), "occupancy": dict(n=1 << 14, threads=[1]),
+SMALL = {"bandwidth": dict(n=1 << 14, sweep_sizes=[3 << 14]),
+         "matmul": dict(sizes=[32], batches=[2], weight_shape=(64, 64)), "roofline": dict(n=1 << 14, iters=[1]),
+         "fusion": dict(sizes=[1 << 12]), "occupancy": dict(n=1 << 14, threads=[1]),
          "formats": dict(n=32), "decode": dict(d=64, layers=1, batches=[1], bandwidth=1e10)}
 
 
@@ -283,7 +287,9 @@ def test_cli_failed_experiment_is_one_line_and_exit_1(monkeypatch, capsys):
 
 def test_direct_experiment_calls_return_failed_records_but_raise_on_bad_input(monkeypatch):
     from hwlib.bench import e6_occupancy
-    monkeypatch.setattr(e6_occupancy, "occupancy", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("cudaErrorIllegalAddress")))
+    def broken(*a, **k):
+        raise RuntimeError("cudaErrorIllegalAddress")
+    monkeypatch.setattr(e6_occupancy, "occupancy", broken)
     rec = bench.occupancy()
     assert rec["status"] == "failed" and rec["reason"] == "RuntimeError: cudaErrorIllegalAddress"
     with pytest.raises(ValueError, match="sizes"):
@@ -313,7 +319,7 @@ def test_cli_all_saves_after_each_experiment(monkeypatch, tmp_path, capsys):
 @pytest.fixture
 def big_vm(monkeypatch):
     from hwlib import device_info
-    monkeypatch.setattr(device_info, "_cpu_caches", lambda: {"l1_bytes": 48 << 10, "l2_bytes": 1 << 20, "l3_bytes": 480 << 20})
+    monkeypatch.setattr(device_info, "_cpu_caches", lambda: dict(BIG_VM_CACHES))
     monkeypatch.setattr(device_info, "available_memory_bytes", lambda: 8 << 30)
     backend._cache.clear()
     return backend.get()
@@ -330,7 +336,8 @@ def test_cpu_arrays_are_capped_by_available_memory(big_vm):
 
 def test_bandwidth_record_says_it_was_capped(big_vm, monkeypatch):
     from hwlib.bench import e1_bandwidth
-    monkeypatch.setattr(e1_bandwidth, "default_n", lambda bk, dtype, quick: (1 << 14, "arrays capped at 0 MiB each by available memory"))
+    note = "arrays capped at 0 MiB each by available memory"
+    monkeypatch.setattr(e1_bandwidth, "default_n", lambda bk, dtype, quick: (1 << 14, note))
     rec = bench.bandwidth(sweep=False, samples=1)
     assert rec["parameters"]["capped_by_memory"] and any("available memory" in n for n in rec["notes"])
 
@@ -380,7 +387,8 @@ def test_stream_c_reference_builds_and_reports_json(tmp_path):
 def test_gpu_code_paths_with_a_numpy_stand_in(monkeypatch):
     import gpu_standin as gs
     bk, dev = gs.install(monkeypatch, "H200")  # torch absent -> fp8 is skipped with a reason
-    assert bk.device_info()["spec"] == "H200" and bk.device_info()["theoretical_bandwidth"] == pytest.approx(4.9e12, rel=0.01)
+    info = bk.device_info()
+    assert info["spec"] == "H200" and info["theoretical_bandwidth"] == pytest.approx(4.9e12, rel=0.01)
     e1 = bench.bandwidth(bk, n=1 << 12, sweep_sizes=[3 << 12], samples=1)
     assert [r["kernel"] for r in e1["results"]] == ["copy", "scale", "add", "triad"] and "extra" not in e1
     e2 = bench.matmul(bk, sizes=[16], batches=[2], weight_shape=(32, 32), samples=1)
@@ -399,18 +407,22 @@ def test_gpu_code_paths_with_a_numpy_stand_in(monkeypatch):
     got = {r["format"]: r for r in e7["results"]}
     assert [got[f]["status"] for f in ("fp32", "tf32", "fp16", "bf16", "fp8")] == ["ok"] * 4 + ["skipped"]
     e8 = bench.decode(bk, d=32, layers=2, batches=[1, 2], samples=1)
-    assert e8["parameters"]["bandwidth_source"] == "spec sheet (H200)" and "compute_bound_tokens_per_s" in e8["results"][0]
+    assert e8["parameters"]["bandwidth_source"] == "spec sheet (H200)"
+    assert "compute_bound_tokens_per_s" in e8["results"][0]
     e9 = bench.transfer(bk, sizes=[1 << 12], samples=1)
     assert {(r["direction"], r["host_memory"]) for r in e9["results"]} == {
         ("h2d", "pageable"), ("d2h", "pageable"), ("h2d", "pinned"), ("d2h", "pinned")}
     # exact C argument types for every raw launch: pointers are arrays, scalars are numpy-typed
-    kinds = {(name.rsplit("_", 1)[0] if name.startswith("stream") else name, tuple(k)) for name, _, _, k, _ in dev.launches}
+    kinds = {(name.rsplit("_", 1)[0] if name.startswith("stream") else name, tuple(k))
+             for name, _, _, k, _ in dev.launches}
     assert kinds == {
-        ("stream_copy", ("array", "array", "int64", "int32")), ("stream_scale", ("array", "array", "float32", "int64", "int32")),
+        ("stream_copy", ("array", "array", "int64", "int32")),
+        ("stream_scale", ("array", "array", "float32", "int64", "int32")),
         ("stream_add", ("array", "array", "array", "int64", "int32")),
         ("stream_triad", ("array", "array", "array", "float32", "int64", "int32")),
         ("fma_sweep_f32", ("array", "array", "int64", "float32", "float32")),
         ("fma_sweep_f64", ("array", "array", "int64", "float64", "float64")),
-        ("branchy", ("array", "array", "array", "int64", "int32")), ("branchy32", ("array", "array", "int64", "int32", "int32")),
+        ("branchy", ("array", "array", "array", "int64", "int32")),
+        ("branchy32", ("array", "array", "int64", "int32", "int32")),
         ("read_ilp", ("array", "array", "int64"))}
     assert {opts for *_, opts in dev.launches} >= {("-DITERS=0",), ("-DITERS=8",), ("-DILP=1",), ("-DILP=4",)}

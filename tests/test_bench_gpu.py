@@ -2,7 +2,6 @@
 the experiments went wrong on real hardware (issue: launch-bound timings, launch shapes from
 assumptions, a failure costing the whole run, blocking copies, missing bfloat16, broken PyTorch)."""
 import json
-import math
 
 import numpy as np
 import pytest
@@ -22,8 +21,9 @@ def _fresh(monkeypatch):
     backend._cache.clear()
 
 
-SMALL = {"bandwidth": dict(n=1 << 12, sweep_sizes=[3 << 12]), "matmul": dict(sizes=[16], batches=[2], weight_shape=(32, 32)),
-         "roofline": dict(n=1 << 12, iters=[0, 8]), "fusion": dict(sizes=[1 << 10]), "divergence": dict(n=1 << 12, iters=4),
+SMALL = {"bandwidth": dict(n=1 << 12, sweep_sizes=[3 << 12]),
+         "matmul": dict(sizes=[16], batches=[2], weight_shape=(32, 32)), "roofline": dict(n=1 << 12, iters=[0, 8]),
+         "fusion": dict(sizes=[1 << 10]), "divergence": dict(n=1 << 12, iters=4),
          "occupancy": dict(n=1 << 14, ilps=(1,)), "formats": dict(n=16), "decode": dict(d=32, layers=2, batches=[1]),
          "transfer": dict(sizes=[1 << 12])}
 
@@ -38,7 +38,8 @@ def small_run(monkeypatch, bk, names=None):
 # --- 1. a failure costs one entry, never the run -------------------------------------------------
 
 def test_out_of_memory_in_one_experiment_keeps_the_run(monkeypatch, tmp_path):
-    bk, dev = gs.install(monkeypatch, "H200", fail={"matmul": gs.OutOfMemoryError("Out of memory allocating 8,589,934,592 bytes")})
+    oom = gs.OutOfMemoryError("Out of memory allocating 8,589,934,592 bytes")
+    bk, dev = gs.install(monkeypatch, "H200", fail={"matmul": oom})
     run = small_run(monkeypatch, bk, names=["bandwidth", "matmul", "fusion"])
     recs = run["records"]
     assert recs["matmul"]["status"] == "failed" and "Out of memory" in recs["matmul"]["reason"]
@@ -123,8 +124,9 @@ def test_roofline_grid_is_whole_waves_of_resident_blocks(monkeypatch, profile):
     for name, grid, block, *_ in dev.launches:
         resident = dev.p["sms"] * gs.occupancy_blocks(dev, name, block)
         assert grid % resident == 0, f"{name}: grid {grid} is {grid / resident:.2f} waves of {resident} blocks"
-    assert all(r["blocks_per_sm"] == gs.occupancy_blocks(dev, "fma_sweep_" + ("f32" if r["dtype"] == "float32" else "f64"), 256)
-               for r in rec["results"])
+    for r in rec["results"]:
+        name = "fma_sweep_" + ("f32" if r["dtype"] == "float32" else "f64")
+        assert r["blocks_per_sm"] == gs.occupancy_blocks(dev, name, 256)
 
 
 @pytest.mark.parametrize("profile", ["A10", "L4", "T4", "H200"])
@@ -211,3 +213,19 @@ def test_run_progress_counts_steps(monkeypatch):
         name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})))
     bench.run_all(bk, names=["fusion", "transfer"], progress=seen.append)
     assert any(m.startswith("[1/2] fusion") for m in seen) and any(m.startswith("[2/2] transfer") for m in seen)
+
+
+def test_cache_cliff_figure_shows_the_l2_plateau_and_rings_launch_bound_points(monkeypatch):
+    import matplotlib
+    matplotlib.use("Agg")
+    from hwlib import plot
+    bk, dev = gs.install(monkeypatch, "T4")  # 4 MiB L2: an in-L2 sweep and a DRAM one fit in a test
+    rec = bench.bandwidth(bk, n=1 << 14, sweep_sizes=[3 << 17, 3 << 18, 3 << 19, 3 << 23], samples=2)
+    rec["sweep"][0]["launch_bound"] = True  # as a busy host would leave it
+    fig, ax = plot.bandwidth_sweep(rec)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    plateau = next(t for t in labels if t.startswith("L2 plateau"))
+    level = float(plateau.split("(")[1].split()[0]) * 1e9
+    assert level == pytest.approx(dev.p["l2_bw"], rel=0.3) and level > 2 * rec["sweep"][-1]["bytes_per_s"]
+    assert any(t.startswith("launch-bound") for t in labels)
+    matplotlib.pyplot.close(fig)

@@ -25,7 +25,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("bench", help="measure this machine (GPU via CuPy, else CPU via NumPy)",
                               description="Run the book's experiments on this machine. NAME: " +
                               "; ".join(f"{k}: {v[1]}" for k, v in bench.EXPERIMENTS.items()) +
-                              "; all: every experiment, summary table (--out saves the run); info: the device and backend.")
+                              "; all: every experiment, summary table (--out saves the run); "
+                              "info: the device and backend.")
     p.add_argument("name", metavar="NAME", choices=names, help=" | ".join(names))
     p.add_argument("--quick", action="store_true", help="smaller sizes: seconds, not minutes")
     p.add_argument("--json", action="store_true", help="print the record as JSON on stdout")

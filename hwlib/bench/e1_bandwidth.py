@@ -81,7 +81,8 @@ def _kernels(bk, a, b, c, threads):
     """{kernel: callable} - one call = one traversal on a CPU, `reps` traversals on a GPU."""
     if bk.is_gpu:
         return {k: v[0] for k, v in _gpu_kernels(bk, a, b, c, SCALAR).items()}
-    return cpu.stream_kernels(a, b, c, SCALAR, threads, cpu.triad_chunk_bytes(bk.device_info().get("l2_bytes"), threads))
+    chunk = cpu.triad_chunk_bytes(bk.device_info().get("l2_bytes"), threads)  # the core's own L2, not the LLC
+    return cpu.stream_kernels(a, b, c, SCALAR, threads, chunk)
 
 
 def _timed(bk, a, b, c, threads):
@@ -215,6 +216,7 @@ def working_set_sweep(bk, dtype, sizes=None, quick=False, progress=None, out=Non
         out.append(_point("triad", n, dtype.itemsize, t, reps, overhead, working_set_bytes=3 * n * dtype.itemsize,
                           **extra))
         del a, b, c, fn
+        bound = " (launch-bound)" if out[-1]["launch_bound"] else ""
         _common.say(progress, f"bandwidth sweep ({i}/{len(sizes)}): {3 * n * dtype.itemsize} B -> "
-                              f"{out[-1]['bytes_per_s']:.3e} B/s" + (" (launch-bound)" if out[-1]["launch_bound"] else ""))
+                              f"{out[-1]['bytes_per_s']:.3e} B/s{bound}")
     return out

@@ -37,14 +37,19 @@ def launch_shape(bk, kern, warps: int) -> dict:
     calculator; when registers allow fewer, the grid shrinks to what fits (occupancy says so)."""
     info = bk.device_info()
     sms, threads = info["sm_count"], 32 * warps
+    best = None
     for block in range(min(info.get("max_threads_per_block", 1024), threads) // 32 * 32, 31, -32):
         if threads % block or threads // block > info.get("max_blocks_per_sm", 16):
             continue
         fit, how = _common.resident_blocks(bk, kern, block)
         per_sm = min(threads // block, fit)
-        return {"block": block, "grid": sms * per_sm, "threads": sms * per_sm * block,
-                "occupancy": per_sm * block / info["max_threads_per_sm"], "occupancy_from": how}
-    raise ValueError(f"no block size gives {warps} warps per SM on this GPU")
+        if best is None or per_sm * block > best[0]:  # most resident threads; the larger block on a tie
+            best = (per_sm * block, block, per_sm, how)
+    if best is None:
+        raise ValueError(f"no block size gives {warps} warps per SM on this GPU")
+    resident, block, per_sm, how = best
+    return {"block": block, "grid": sms * per_sm, "threads": sms * resident,
+            "occupancy": resident / info["max_threads_per_sm"], "occupancy_from": how}
 
 
 def _gpu(bk, ilps, n, quick, samples, progress) -> dict:

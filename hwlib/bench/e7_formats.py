@@ -119,7 +119,8 @@ def _short(exc) -> str:
 
 def _fp8_torch(bk, n, samples, cc) -> dict:
     if cc < 89:
-        return _entry("fp8", reason=f"fp8 tensor cores need compute capability >= 8.9 (Ada/Hopper); this GPU is sm_{cc}",
+        return _entry("fp8", reason="fp8 tensor cores need compute capability >= 8.9 (Ada/Hopper); "
+                                    f"this GPU is sm_{cc}",
                       rel_error_emulated=_accuracy(bk, "fp8"))
     try:
         import torch
@@ -132,7 +133,8 @@ def _fp8_torch(bk, n, samples, cc) -> dict:
         return _fp8_timed(bk, torch, n, samples)
     except Exception as exc:  # an old torch (no float8), cuBLASLt refusing the case, a CUDA error
         row = _failed("fp8", exc, rel_error_emulated=_accuracy(bk, "fp8"))
-        row["reason"] = f"fp8 through PyTorch {getattr(torch, '__version__', '?')} torch._scaled_mm failed: {row['reason']}"
+        version = getattr(torch, "__version__", "?")
+        row["reason"] = f"fp8 through PyTorch {version} torch._scaled_mm failed: {row['reason']}"
         return row
 
 
@@ -160,7 +162,8 @@ def _cpu(bk, fmt, n, n_soft, samples) -> dict:
                            "(fp16: NumPy's own loop, no BLAS; bf16: ml_dtypes promotes to float32) - "
                            "not a hardware number")
     return _entry(fmt, reason="no fp8 matmul on a CPU; rel_error_emulated comes from scaled e4m3 "
-                  "quantization of the inputs (ml_dtypes) with a float32 product", rel_error_emulated=_accuracy(bk, fmt))
+                  "quantization of the inputs (ml_dtypes) with a float32 product",
+                  rel_error_emulated=_accuracy(bk, fmt))
 
 
 def formats(xp=None, n: int | None = None, which=FORMATS, quick: bool = False, samples: int = 5,

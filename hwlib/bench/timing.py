@@ -16,7 +16,8 @@ more than 1.2 x the host's wall time for issuing it, the GPU kept pace with the 
 waiting for the next launch and the time measures Python and the driver, not the GPU: the Timing says
 ``launch_bound=True`` when no timed sample shows the device outrunning the host (a host thread that is
 descheduled stalls the GPU in that sample only; ``host_per_call_s`` is the median issuing time per
-call). A device-bound batch outruns the host by far: its calls queue up while the first ones run. ``graph=True``: when plain launches come out launch-bound, time again with a
+call). A device-bound batch outruns the host by far: its calls queue up while the first ones run.
+``graph=True``: when plain launches come out launch-bound, time again with a
 sample's calls captured into one CUDA graph (cupy.cuda.Stream.begin_capture) and replayed, so one
 host launch drives many kernels (compute-bound calls never need it, and never risk it); where capture
 fails (an old CuPy, an operation that cannot be captured) it falls back to plain launches and
@@ -155,7 +156,8 @@ def _sample_loop(fn, bk, clock, samples, min_sample_s, flush, max_total_s, first
                 g, stream = graphs[repeats]
                 return clock.run(lambda: g.launch(stream), 1, stream)
             except Exception as exc:  # capture unsupported here: plain launches, and say why
-                use_graph, graph_error = False, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
+                from hwlib.bench._common import one_line
+                use_graph, graph_error = False, one_line(exc)[:200]
                 bk.synchronize()
         if not flush:
             return clock.run(fn, repeats)

@@ -167,6 +167,10 @@ def test_sandboxed_kernels_cannot_forge_other_results_or_leave_daemons(hostile):
     assert res_of(hostile, "correct.ipynb")["score"] == 11
     assert res_of(hostile, "proc_forge.ipynb")["score"] == 0
     assert res_of(hostile, "daemon.ipynb")["score"] == 1
+    assert not _daemons()
+
+
+def _daemons():
     left = []
     for p in Path("/proc").iterdir():
         try:
@@ -174,7 +178,15 @@ def test_sandboxed_kernels_cannot_forge_other_results_or_leave_daemons(hostile):
                 left.append(p.name)
         except OSError:
             pass
-    assert not left
+    return left
+
+
+def test_even_unsandboxed_a_daemon_does_not_outlive_its_grading(tmp_path):
+    proc = hwlib_grade(HOST / "sandbox" / "daemon.ipynb", "--out", tmp_path, "--no-sandbox")
+    assert proc.returncode == 0, proc.stderr
+    time.sleep(0.5)
+    assert not _daemons()
+    assert res_of(tmp_path, "daemon.ipynb")["extra_data"]["processes_killed_after_grading"] >= 1
 
 
 # 4. neighbours ----------------------------------------------------------------------------------

@@ -31,10 +31,52 @@ from . import classreport, identity, results, runner
 GRADER_SIDE = ("grader_error",)   # statuses that mean the grader, not the learner, failed
 
 
+def _subreaper() -> bool:
+    """Make this worker the parent of every orphaned descendant (Linux PR_SET_CHILD_SUBREAPER), so
+    a daemon started by a kernel (double fork, setsid) is still ours to kill."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+    except Exception:
+        return False
+
+
+def reap_descendants(rounds: int = 20) -> int:
+    """SIGKILL and wait for every child of this process (with a subreaper: every descendant that
+    outlived its parent), until none is left; returns how many were killed."""
+    me, killed = str(os.getpid()), 0
+    for _ in range(rounds):
+        children = []
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    stat = open(f"/proc/{entry.name}/stat", "rb").read().decode("latin-1")
+                except OSError:
+                    continue
+                if stat.rsplit(")", 1)[-1].split()[1] == me:
+                    children.append(int(entry.name))
+        if not children:
+            break
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except OSError:
+                pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+    return killed
+
+
 def _worker(exercise, expected, sub, cfg, secrets_paths, meta, conn, cpus):
     from . import grader
 
     os.setpgrp()
+    reaper = _subreaper()
     if cpus and hasattr(os, "sched_setaffinity"):
         try:
             os.sched_setaffinity(0, cpus)    # this submission's CPUs, inherited by its kernel
@@ -53,6 +95,9 @@ def _worker(exercise, expected, sub, cfg, secrets_paths, meta, conn, cpus):
         res = results.build(exercise, results.not_run(exercise, reason), submission=sub.identity,
                             status="grader_error", reason=reason, meta=meta)
         res["extra_data"]["traceback"] = traceback.format_exc()[-2000:]
+    left = reap_descendants() if reaper and os.path.isdir("/proc") else 0
+    if left:
+        res.setdefault("extra_data", {})["processes_killed_after_grading"] = left
     try:
         conn.send({"run_id": meta["run_id"], "identity": sub.identity, "results": res, "executed": executed})
     finally:

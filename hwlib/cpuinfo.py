@@ -19,6 +19,7 @@ AMX); Intel's AMX solution brief for the 1,024 BF16 FLOP per cycle (references.b
 intel_amx_brief). NumPy's matmul runs float32/float64 BLAS and has no bfloat16 BLAS path, so it uses
 neither AMX nor AVX512-BF16: a NumPy measurement is an FP32 (or FP64) measurement.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,8 @@ from dataclasses import dataclass
 
 from . import _check
 
-AMX_BF16_FLOP_PER_CYCLE = 1024      # per core, Intel 4th-gen Xeon (Sapphire Rapids) AMX-BF16
-DEFAULT_FMA_UNITS = 2               # assumption: two FMA pipes per core (recent Intel server, AMD Zen)
+AMX_BF16_FLOP_PER_CYCLE = 1024  # per core, Intel 4th-gen Xeon (Sapphire Rapids) AMX-BF16
+DEFAULT_FMA_UNITS = 2  # assumption: two FMA pipes per core (recent Intel server, AMD Zen)
 PRECISIONS = ("fp64", "fp32", "bf16", "fp16")
 
 
@@ -38,7 +39,7 @@ class CPUInfo:
 
     model: str
     cores: int
-    clock_hz: float | None          # the first "cpu MHz" line: nominal, cores may boost above it
+    clock_hz: float | None  # the first "cpu MHz" line: nominal, cores may boost above it
     flags: frozenset
 
     @property
@@ -104,8 +105,12 @@ def read(path: str = "/proc/cpuinfo", cores: int | None = None) -> CPUInfo:
 def flop_per_cycle(cpu: CPUInfo, precision: str = "fp32", fma_units: int = DEFAULT_FMA_UNITS):
     """(FLOP per cycle per core, the hardware path) for `precision`, or (None, reason) when the CPU
     has no hardware path for it (a bf16 matmul would then be emulated in software)."""
-    p = _check.choice("precision", precision, PRECISIONS, aliases={"bfloat16": "bf16", "float32": "fp32",
-                                                                    "float16": "fp16", "float64": "fp64"})
+    p = _check.choice(
+        "precision",
+        precision,
+        PRECISIONS,
+        aliases={"bfloat16": "bf16", "float32": "fp32", "float16": "fp16", "float64": "fp64"},
+    )
     _check.positive("fma_units", fma_units)
     lanes = cpu.fp32_lanes
     if lanes is None:

@@ -1,5 +1,6 @@
 """Errata of chapters 1-5 (issue 13): CPU peaks per precision from /proc/cpuinfo flags, the FP8
 variants, and reader-facing checks of the chapter sources (quiz answers spread, no self-reference)."""
+
 from __future__ import annotations
 
 import re
@@ -25,13 +26,13 @@ ZEN3 = "model name\t: AMD EPYC 7B13\ncpu MHz\t\t: 2450.000\nflags\t\t: fpu sse a
 
 def test_sapphire_rapids_flags_give_amx_bf16_and_an_fp32_simd_peak():
     cpu = cpuinfo.parse(SPR, cores=56)
-    assert cpu.model.startswith("Intel") and cpu.clock_hz == 2.0e9     # the first cpu MHz line
+    assert cpu.model.startswith("Intel") and cpu.clock_hz == 2.0e9  # the first cpu MHz line
     assert cpu.fp32_lanes == 16 and cpu.amx_bf16 and cpu.avx512_fp16
     assert cpu.matrix_extensions() == ["amx_bf16", "amx_int8", "avx512_bf16", "avx512_fp16"]
     # 56 cores x 2 GHz x 16 lanes x 2 (FMA) x 2 units
     assert cpuinfo.peak_flops(cpu, "fp32") == pytest.approx(56 * 2e9 * 16 * 2 * 2)
     assert cpuinfo.peak_flops(cpu, "fp64") == pytest.approx(56 * 2e9 * 8 * 2 * 2)
-    assert cpuinfo.flop_per_cycle(cpu, "bf16") == (1024, "AMX-BF16")    # Intel: 1,024 BF16 ops/cycle/core
+    assert cpuinfo.flop_per_cycle(cpu, "bf16") == (1024, "AMX-BF16")  # Intel: 1,024 BF16 ops/cycle/core
     assert cpuinfo.peak_flops(cpu, "bf16") == pytest.approx(56 * 2e9 * 1024)
     assert cpuinfo.peak_flops(cpu, "fp16") == pytest.approx(2 * cpuinfo.peak_flops(cpu, "fp32"))
 
@@ -87,12 +88,16 @@ def test_chapters_1_to_5_each_ask_for_a_computation_with_glued_values():
         assert any("{glue:text}" in q for q in quizzes), f"{md.name}: no quiz asks for a computed value"
 
 
-SELF_REFERENCE = re.compile(r"\bthe seed\b|\bseed['’]s\b|\bseed §|\bthe lesson\b|\blesson['’]s\b|chapter 1[1-9]\b",
-                            re.I)
+SELF_REFERENCE = re.compile(
+    r"\bthe seed\b|\bseed['’]s\b|\bseed §|\bthe lesson\b|\blesson['’]s\b|chapter 1[1-9]\b", re.I
+)
 
 
-@pytest.mark.parametrize("path", CHAPTERS + sorted((ROOT / "exercises").glob("*/source.md"))
-                         + sorted((ROOT / "hwlib").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path",
+    CHAPTERS + sorted((ROOT / "exercises").glob("*/source.md")) + sorted((ROOT / "hwlib").glob("*.py")),
+    ids=lambda p: p.name,
+)
 def test_reader_facing_text_names_only_the_books_own_chapters(path):
     hits = [ln.strip() for ln in path.read_text().splitlines() if SELF_REFERENCE.search(ln)]
     assert hits == [], f"{path.relative_to(ROOT)}: {hits}"
@@ -103,9 +108,9 @@ def test_the_fnuz_fp8_variants_come_from_ml_dtypes():
     assert (e4.max, e4.bias, e4.has_inf, e4.exponent_bits, e4.mantissa_bits) == (240.0, 8, False, 4, 3)
     e5 = formats.info("e5m2fnuz")
     assert (e5.max, e5.bias, e5.has_inf) == (57344.0, 16, False)
-    assert float(formats.quantize(300.0, "fp8_e4m3fnuz")) == 240.0           # saturates at its own max
-    assert formats.decompose(1.0, "fp8_e4m3fnuz").bits == "0 1000 000"       # bias 8, not 7
-    assert "fp8_e4m3fnuz" not in formats.names()                             # the book's table is unchanged
+    assert float(formats.quantize(300.0, "fp8_e4m3fnuz")) == 240.0  # saturates at its own max
+    assert formats.decompose(1.0, "fp8_e4m3fnuz").bits == "0 1000 000"  # bias 8, not 7
+    assert "fp8_e4m3fnuz" not in formats.names()  # the book's table is unchanged
     assert "fp8_e4m3fnuz" in formats.names(variants=True)
 
 
@@ -114,6 +119,7 @@ def test_tensor_core_formats_need_the_same_tile_from_a_tier(gpu):
     """Chapter 2: t >= b_f * pi_f / beta is the same for TF32 (4 B), BF16 (2 B) and FP8 (1 B), because
     each halving of the element size doubles the dense peak; FP32 on the CUDA cores needs far less."""
     from hwlib import specs
+
     acc = specs.get(gpu)
     bpi = {f: b * acc.peak_flops(f) for f, b in [("tf32", 4), ("bf16", 2), ("fp8", 1)]}
     # 3 %: the B200's TF32 peak is printed rounded (1.1 PFLOP/s, not 1.125)
@@ -128,6 +134,7 @@ def test_published_h200_points_show_latency_rising_under_load():
     from importlib import resources
 
     import yaml
+
     hier = yaml.safe_load(resources.files("hwlib").joinpath("data", "hierarchy.yaml").read_text())
     pub = hier["published"]["h200_read_vs_threads"]
     in_flight = np.array(pub["threads_printed"]) * pub["blocks_per_sm"] * pub["bytes_per_thread_in_flight"]
@@ -139,9 +146,15 @@ def test_published_h200_points_show_latency_rising_under_load():
     assert idle < latency.min()
 
 
-WRONG_CLAIMS = [r"a CPU has no tensor cores", r"only FP32 and FP64 are real", r"almost all of the chip's area",
-                r"gap between neighbouring values exceeds 2", r"The ridge point, peak divided by bandwidth, rises",
-                r"knee comes after only a handful", r"gets tensor-core speed with FP32's range"]
+WRONG_CLAIMS = [
+    r"a CPU has no tensor cores",
+    r"only FP32 and FP64 are real",
+    r"almost all of the chip's area",
+    r"gap between neighbouring values exceeds 2",
+    r"The ridge point, peak divided by bandwidth, rises",
+    r"knee comes after only a handful",
+    r"gets tensor-core speed with FP32's range",
+]
 
 
 @pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.name)

@@ -52,8 +52,9 @@ def test_speculative_pays_only_when_memory_bound(capsys):
     assert small["expected_tokens"] == pytest.approx(attention.speculative_expected_tokens(0.8, 4))
 
 
-@pytest.mark.parametrize("argv", [["moe", "--model", "gpt-9"], ["speculative", "--alpha", "1.5"], ["finetune", "--method", "adapters"],
-                                  ["energy", "--gpu", "h900"], ["rent", "--task", "nope"]])
+@pytest.mark.parametrize("argv", [["moe", "--model", "gpt-9"], ["speculative", "--alpha", "1.5"],
+                                  ["finetune", "--method", "adapters"], ["energy", "--gpu", "h900"],
+                                  ["rent", "--task", "nope"]])
 def test_bad_input_exit_2(capsys, argv):
     rc = None
     try:

@@ -16,6 +16,7 @@ FlashAttention's saving is in the activations, not the cache: see ``memory.activ
 >>> round(speculative_expected_tokens(0.8, 4), 3)
 3.362
 """
+
 from __future__ import annotations
 
 from . import _check, memory
@@ -44,13 +45,13 @@ def kv_cache_bytes_for(shape, seq_len, batch=1, dtype="bf16"):
     """KV cache of a named ``hwlib.moe`` shape ("DeepSeek-V3", "Mistral 7B", "Mixtral 8x7B"), choosing
     MLA, a sliding window or plain GQA from its config."""
     from . import moe
+
     s = moe.get(shape)
     a = s.attention
     if a["kind"] == "mla":
         return mla_kv_cache_bytes(s.n_layers, a["kv_lora_rank"], a["qk_rope_head_dim"], seq_len, batch, dtype)
     if s.sliding_window:
-        return swa_kv_cache_bytes(s.n_layers, a["n_kv_heads"], a["head_dim"], seq_len, s.sliding_window,
-                                  batch, dtype)
+        return swa_kv_cache_bytes(s.n_layers, a["n_kv_heads"], a["head_dim"], seq_len, s.sliding_window, batch, dtype)
     return memory.kv_cache_bytes(s.n_layers, a["n_kv_heads"], a["head_dim"], seq_len, batch, dtype)
 
 
@@ -58,6 +59,7 @@ def mha_equivalent_kv_bytes(shape, seq_len, batch=1, dtype="bf16"):
     """What the same shape would cache with full multi-head attention (2 · L · h · d_h per token);
     for MLA d_h is the per-head key width d_nope + d_rope, as DeepSeek-V2 Table 1 compares."""
     from . import moe
+
     s = moe.get(shape)
     a = s.attention
     head = a["head_dim"] if a["kind"] == "gqa" else a["qk_nope_head_dim"] + a["qk_rope_head_dim"]
@@ -90,8 +92,9 @@ def speculative_speedup(alpha, gamma, cost_ratio):
     return speculative_expected_tokens(alpha, g) / (g * c + 1.0)
 
 
-def speculative_decode(model_bytes, flops_per_token, gpu, alpha, gamma, batch=1, cost_ratio=0.05,
-                       kv_bytes=0.0, precision="bf16") -> dict:
+def speculative_decode(
+    model_bytes, flops_per_token, gpu, alpha, gamma, batch=1, cost_ratio=0.05, kv_bytes=0.0, precision="bf16"
+) -> dict:
     """Speculative decoding on the roofline. A target step over n tokens takes
     t(n) = max((W + B·KV) / β, n · F / π): it reads the weights once, whatever n is.
     Plain decoding: n = B per step. Speculative: n = B · (γ + 1) verified, plus γ draft steps of
@@ -100,6 +103,7 @@ def speculative_decode(model_bytes, flops_per_token, gpu, alpha, gamma, batch=1,
     speedup is Leviathan's; once n · F / π exceeds the read time (large batch) they cost full price
     and the speedup falls below 1. Returns a dict of the times (s), rates (tokens/s) and speedup."""
     from . import specs
+
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
     w = _check.positive("model_bytes", model_bytes)
     f = _check.positive("flops_per_token", flops_per_token)
@@ -116,6 +120,11 @@ def speculative_decode(model_bytes, flops_per_token, gpu, alpha, gamma, batch=1,
     plain_s = step(b)
     spec_s = step(b * (g + 1)) + g * c * plain_s
     tokens = b * speculative_expected_tokens(alpha, g)
-    return {"plain_step_s": plain_s, "speculative_step_s": spec_s, "plain_tokens_per_s": b / plain_s,
-            "speculative_tokens_per_s": tokens / spec_s, "speedup": (tokens / spec_s) / (b / plain_s),
-            "verify_bound": "memory" if read_s >= b * (g + 1) * f / peak else "compute"}
+    return {
+        "plain_step_s": plain_s,
+        "speculative_step_s": spec_s,
+        "plain_tokens_per_s": b / plain_s,
+        "speculative_tokens_per_s": tokens / spec_s,
+        "speedup": (tokens / spec_s) / (b / plain_s),
+        "verify_bound": "memory" if read_s >= b * (g + 1) * f / peak else "compute",
+    }

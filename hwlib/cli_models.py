@@ -7,6 +7,7 @@ mixtures of experts, LoRA/QLoRA, energy and renting, each line a formula next to
     hwlib speculative --model llama-3-8b --gpu h100 --alpha 0.8 --gamma 4 --batch 512
     hwlib rent --task serve-8b
 """
+
 from __future__ import annotations
 
 import json
@@ -18,11 +19,24 @@ from .cli_calc import Report, _bytes, fmt, parse_context, parse_count
 def cmd_moe(args) -> int:
     m = moe.get(args.model)
     acc = specs.get(args.gpu)
-    rep = Report("moe", model=m.name, gpu=acc.name, ep=args.ep, link_bandwidth=args.link,
-                 tokens_per_device=args.tokens, seq_len=args.seq, mfu=args.mfu)
+    rep = Report(
+        "moe",
+        model=m.name,
+        gpu=acc.name,
+        ep=args.ep,
+        link_bandwidth=args.link,
+        tokens_per_device=args.tokens,
+        seq_len=args.seq,
+        mfu=args.mfu,
+    )
     rep.result("total_params", "N_total (every expert)", None, m.total_params(), units.format_count(m.total_params()))
-    rep.result("active_params", "N_active (k routed + shared experts)", None, m.active_params(),
-               units.format_count(m.active_params()))
+    rep.result(
+        "active_params",
+        "N_active (k routed + shared experts)",
+        None,
+        m.active_params(),
+        units.format_count(m.active_params()),
+    )
     w = m.weights_bytes("bf16")
     rep.result("weights_bytes", "W = N_total · 2 B", None, w, _bytes(w))
     f = m.forward_flops_per_token()
@@ -31,14 +45,24 @@ def cmd_moe(args) -> int:
     kind = m.attention["kind"].upper() + (f", window {m.sliding_window}" if m.sliding_window else "")
     rep.result("kv_bytes_per_sequence", f"KV cache ({kind})", None, kv, f"{_bytes(kv)} at {fmt(args.seq)} tokens")
     step = moe.expert_parallel_step(m, args.tokens, args.ep, acc, args.link, args.mfu)
-    rep.result("all_to_all_bytes", "A = 4·T·k·d·b·(P−1)/P per MoE layer (fwd + bwd)",
-               f"4 × {fmt(args.tokens)} × {m.top_k} × {m.d_model} × 2 × {args.ep - 1}/{args.ep}",
-               step["all_to_all_bytes"], _bytes(step["all_to_all_bytes"]))
+    rep.result(
+        "all_to_all_bytes",
+        "A = 4·T·k·d·b·(P−1)/P per MoE layer (fwd + bwd)",
+        f"4 × {fmt(args.tokens)} × {m.top_k} × {m.d_model} × 2 × {args.ep - 1}/{args.ep}",
+        step["all_to_all_bytes"],
+        _bytes(step["all_to_all_bytes"]),
+    )
     rep.result("all_to_all_s", "A / β_link", None, step["all_to_all_s"], units.format_seconds(step["all_to_all_s"]))
-    rep.result("expert_compute_s", "18·T·k·d·d_ff / (u·π)", None, step["compute_s"],
-               units.format_seconds(step["compute_s"]))
-    rep.result("binding_bandwidth", "β* = 2/9 · b · (P−1)/P · u·π / d_ff", None, step["binding_bandwidth"],
-               units.format_bandwidth(step["binding_bandwidth"]))
+    rep.result(
+        "expert_compute_s", "18·T·k·d·d_ff / (u·π)", None, step["compute_s"], units.format_seconds(step["compute_s"])
+    )
+    rep.result(
+        "binding_bandwidth",
+        "β* = 2/9 · b · (P−1)/P · u·π / d_ff",
+        None,
+        step["binding_bandwidth"],
+        units.format_bandwidth(step["binding_bandwidth"]),
+    )
     rep.outputs["bound"] = step["bound"]
     rep.say(f"bound: {step['bound']} (all-to-all / compute = {step['ratio']:.2f})")
     return rep.emit(args.json)
@@ -47,18 +71,27 @@ def cmd_moe(args) -> int:
 def cmd_finetune(args) -> int:
     shape = models.get(args.model)
     parts = finetune.model_finetune_bytes(shape, args.method, args.rank, args.seq, args.batch)
-    rep = Report("finetune", model=shape.name, method=args.method, rank=args.rank, seq_len=args.seq,
-                 batch=args.batch)
+    rep = Report("finetune", model=shape.name, method=args.method, rank=args.rank, seq_len=args.seq, batch=args.batch)
     n = shape.n_params()
     if args.method != "full":
         lora = finetune.lora_params(shape, args.rank)
-        rep.result("trainable_params", "L · Σ r·(d_in + d_out)", None, lora,
-                   f"{units.format_count(lora)} ({lora / n:.2%} of N)")
+        rep.result(
+            "trainable_params",
+            "L · Σ r·(d_in + d_out)",
+            None,
+            lora,
+            f"{units.format_count(lora)} ({lora / n:.2%} of N)",
+        )
     formula = {"full": "16 B × N", "lora": "2 B × N", "qlora": "4.127 bit × N (NF4 + double quant)"}[args.method]
     rep.result("weights_bytes", formula, None, parts["weights"], _bytes(parts["weights"]))
     rep.result("adapter_bytes", "16 B × N_lora", None, parts["adapters"], _bytes(parts["adapters"]))
-    rep.result("activation_bytes", "checkpointed layers + one layer recomputed", None, parts["activations"],
-               _bytes(parts["activations"]))
+    rep.result(
+        "activation_bytes",
+        "checkpointed layers + one layer recomputed",
+        None,
+        parts["activations"],
+        _bytes(parts["activations"]),
+    )
     rep.result("total_bytes", "sum", None, parts["total"], _bytes(parts["total"]))
     if args.tokens:
         c = finetune.finetune_flops(n, args.tokens, args.method)
@@ -89,28 +122,60 @@ def cmd_speculative(args) -> int:
     acc = specs.get(args.gpu)
     w = memory.weights_bytes(shape.n_params(), "bf16")
     kv = memory.kv_cache_bytes_for(shape, args.seq)
-    r = attention.speculative_decode(w, flops.forward_flops(shape.n_params(), 1), acc, args.alpha, args.gamma,
-                                     batch=args.batch, cost_ratio=args.draft_cost, kv_bytes=kv)
-    rep = Report("speculative", model=shape.name, gpu=acc.name, alpha=args.alpha, gamma=args.gamma,
-                 batch=args.batch, seq_len=args.seq, cost_ratio=args.draft_cost)
+    r = attention.speculative_decode(
+        w,
+        flops.forward_flops(shape.n_params(), 1),
+        acc,
+        args.alpha,
+        args.gamma,
+        batch=args.batch,
+        cost_ratio=args.draft_cost,
+        kv_bytes=kv,
+    )
+    rep = Report(
+        "speculative",
+        model=shape.name,
+        gpu=acc.name,
+        alpha=args.alpha,
+        gamma=args.gamma,
+        batch=args.batch,
+        seq_len=args.seq,
+        cost_ratio=args.draft_cost,
+    )
     e = attention.speculative_expected_tokens(args.alpha, args.gamma)
     rep.result("expected_tokens", "E = (1 − α^(γ+1)) / (1 − α)", f"α = {args.alpha}, γ = {args.gamma}", e, f"{e:.2f}")
-    rep.result("plain_tokens_per_s", "B / max((W + B·KV)/β, B·2N/π)", None, r["plain_tokens_per_s"],
-               f"{r['plain_tokens_per_s']:,.0f} tokens/s")
-    rep.result("speculative_tokens_per_s", "B·E / (t(B·(γ+1)) + γ·c·t(B))", None, r["speculative_tokens_per_s"],
-               f"{r['speculative_tokens_per_s']:,.0f} tokens/s")
+    rep.result(
+        "plain_tokens_per_s",
+        "B / max((W + B·KV)/β, B·2N/π)",
+        None,
+        r["plain_tokens_per_s"],
+        f"{r['plain_tokens_per_s']:,.0f} tokens/s",
+    )
+    rep.result(
+        "speculative_tokens_per_s",
+        "B·E / (t(B·(γ+1)) + γ·c·t(B))",
+        None,
+        r["speculative_tokens_per_s"],
+        f"{r['speculative_tokens_per_s']:,.0f} tokens/s",
+    )
     rep.result("speedup", "ratio", None, r["speedup"], f"{r['speedup']:.2f}x")
     rep.outputs["verify_bound"] = r["verify_bound"]
-    rep.say(f"verification pass is {r['verify_bound']}-bound"
-            + (" — speculation pays" if r["speedup"] > 1 else " — speculation does not pay at this batch"))
+    rep.say(
+        f"verification pass is {r['verify_bound']}-bound"
+        + (" — speculation pays" if r["speedup"] > 1 else " — speculation does not pay at this batch")
+    )
     return rep.emit(args.json)
 
 
 def cmd_rent(args) -> int:
     rows = rent.table(args.task)
     if args.json:
-        print(json.dumps({"command": "rent", "task": args.task, "assumptions": rent.TASKS[args.task]["note"],
-                          "rows": rows}, indent=2))
+        print(
+            json.dumps(
+                {"command": "rent", "task": args.task, "assumptions": rent.TASKS[args.task]["note"], "rows": rows},
+                indent=2,
+            )
+        )
         return 0
     print(f"{rent.TASKS[args.task]['title']}: {rent.TASKS[args.task]['note']}")
     for r in rows:
@@ -118,11 +183,15 @@ def cmd_rent(args) -> int:
         if not r["fits"]:
             print(f"  {r['accelerator']:<14} {price:>9}  does not fit ({_bytes(r['memory_bytes'])} needed)")
         elif "usd_per_million_tokens" in r:
-            print(f"  {r['accelerator']:<14} {price:>9}  batch {r['batch']:>2}, {r['tokens_per_s']:,.0f} tokens/s, "
-                  f"{units.format_usd(r['usd_per_million_tokens'])} per million tokens")
+            print(
+                f"  {r['accelerator']:<14} {price:>9}  batch {r['batch']:>2}, {r['tokens_per_s']:,.0f} tokens/s, "
+                f"{units.format_usd(r['usd_per_million_tokens'])} per million tokens"
+            )
         else:
-            print(f"  {r['accelerator']:<14} {price:>9}  {units.format_seconds(r['seconds'])}, "
-                  f"{units.format_usd(r['usd'])}")
+            print(
+                f"  {r['accelerator']:<14} {price:>9}  {units.format_seconds(r['seconds'])}, "
+                f"{units.format_usd(r['usd'])}"
+            )
     return 0
 
 
@@ -132,8 +201,13 @@ def register(subparsers) -> None:
     p.add_argument("--model", default="DeepSeek-V3", help=f"one of: {', '.join(moe.names())}")
     p.add_argument("--gpu", default="H100 SXM", metavar="NAME")
     p.add_argument("--ep", type=int, default=8, metavar="P", help="expert-parallel devices (default 8)")
-    p.add_argument("--link", type=parse_count, default=450e9, metavar="B/s",
-                   help="one-way bandwidth per device, bytes/s (default 450e9, NVLink4)")
+    p.add_argument(
+        "--link",
+        type=parse_count,
+        default=450e9,
+        metavar="B/s",
+        help="one-way bandwidth per device, bytes/s (default 450e9, NVLink4)",
+    )
     p.add_argument("--tokens", type=parse_count, default=4096, metavar="T", help="tokens per device per step")
     p.add_argument("--seq", type=parse_context, default=4096, metavar="S", help="context for the KV cache")
     p.add_argument("--mfu", type=float, default=0.4)

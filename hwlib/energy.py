@@ -9,6 +9,7 @@ SI units: joules, watts, seconds, bytes; ``kwh`` converts for printing (1 kWh = 
 >>> round(per_word("dram_low") / get("fp32_mult"))   # a 32-bit DRAM read vs a 32-bit float multiply
 176
 """
+
 from __future__ import annotations
 
 import functools
@@ -30,12 +31,12 @@ class Entry:
 
     key: str
     label: str
-    kind: str           # "compute" or "memory"
+    kind: str  # "compute" or "memory"
     bits: int
     joules: float
     source: str
     confidence: str
-    tier: str = ""      # memory rows: on-chip, on-package, off-package
+    tier: str = ""  # memory rows: on-chip, on-package, off-package
 
     @property
     def joules_per_byte(self) -> float:
@@ -45,6 +46,7 @@ class Entry:
 
 def _number(where, record, sources):
     from .specs import _number as check_number  # the spec sheet's {value, source, confidence} checker
+
     return check_number(where, record, sources)
 
 
@@ -56,11 +58,12 @@ def _load() -> dict:
     for kind, section in (("compute", "operations"), ("memory", "memory")):
         for key, row in raw[section].items():
             value, source, conf = _number(f"{section}.{key}", row["value"], sources)
-            entries[key] = Entry(key, row["label"], kind, int(row["bits"]), value, source, conf,
-                                 row.get("tier", ""))
+            entries[key] = Entry(key, row["label"], kind, int(row["bits"]), value, source, conf, row.get("tier", ""))
     facility = {k: _number(f"facility.{k}", v["value"], sources) for k, v in raw["facility"].items()}
-    published = {run: {k: _number(f"published.{run}.{k}", v, sources)[0] for k, v in fields.items()}
-                 for run, fields in raw["published"].items()}
+    published = {
+        run: {k: _number(f"published.{run}.{k}", v, sources)[0] for k, v in fields.items()}
+        for run, fields in raw["published"].items()
+    }
     return {"entries": entries, "facility": facility, "published": published, "sources": sources}
 
 
@@ -98,9 +101,19 @@ def table() -> list[dict]:
     rows = []
     for e in _load()["entries"].values():
         word = e.joules if e.kind == "compute" else per_word(e.key, 32)
-        rows.append({"key": e.key, "label": e.label, "kind": e.kind, "tier": e.tier, "bits": e.bits,
-                     "joules": e.joules, "joules_per_32bit": word, "source": e.source,
-                     "confidence": e.confidence})
+        rows.append(
+            {
+                "key": e.key,
+                "label": e.label,
+                "kind": e.kind,
+                "tier": e.tier,
+                "bits": e.bits,
+                "joules": e.joules,
+                "joules_per_32bit": word,
+                "source": e.source,
+                "confidence": e.confidence,
+            }
+        )
     return rows
 
 
@@ -126,8 +139,9 @@ def kernel_energy_j(flops, bytes_moved, joules_per_flop, joules_per_byte):
     """
     f = _check.nonnegative("flops", flops)
     b = _check.nonnegative("bytes_moved", bytes_moved)
-    return f * _check.nonnegative("joules_per_flop", joules_per_flop) + \
-        b * _check.nonnegative("joules_per_byte", joules_per_byte)
+    return f * _check.nonnegative("joules_per_flop", joules_per_flop) + b * _check.nonnegative(
+        "joules_per_byte", joules_per_byte
+    )
 
 
 def joules_per_token(power_w, tokens_per_s):
@@ -143,6 +157,7 @@ def decode_joules_per_token(model_bytes, gpu, batch=1, kv_bytes=0.0, power_w=Non
     cost ``hbm_joules_per_token`` of it. Source: chapter 8 §8.4 (decode bound); TDP from hwlib.specs.
     """
     from . import flops, specs
+
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
     power = acc.tdp_watts if power_w is None else power_w
     if power is None:
@@ -191,6 +206,7 @@ def training_run(total_flops, gpu, mfu, n_devices=1, pue=None, usd_per_kwh=None,
     t = C / (u · π · G), E = G · t · P · PUE, cost = E[kWh] × price. Defaults: P = TDP,
     PUE = the 2024 survey average, price = the stated assumption. Returns a dict in SI units."""
     from . import flops, specs
+
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
     precision = "bf16" if "bf16" in acc.precisions() else "fp16"
     power = acc.tdp_watts if power_w is None else power_w
@@ -199,6 +215,13 @@ def training_run(total_flops, gpu, mfu, n_devices=1, pue=None, usd_per_kwh=None,
     seconds = flops.training_time_s(total_flops, acc.peak_flops(precision), mfu, n_devices)
     pue_ = facility("pue_average") if pue is None else pue
     joules = run_energy_j(n_devices, seconds, power, pue_)
-    return {"seconds": seconds, "gpu_hours": seconds * n_devices / 3600.0, "power_w": power,
-            "pue": pue_, "energy_j": joules, "energy_kwh": kwh(joules),
-            "electricity_usd": electricity_usd(joules, usd_per_kwh), "precision": precision}
+    return {
+        "seconds": seconds,
+        "gpu_hours": seconds * n_devices / 3600.0,
+        "power_w": power,
+        "pue": pue_,
+        "energy_j": joules,
+        "energy_kwh": kwh(joules),
+        "electricity_usd": electricity_usd(joules, usd_per_kwh),
+        "precision": precision,
+    }

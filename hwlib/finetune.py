@@ -14,6 +14,7 @@ Chapter 8 "Fine-tuning on one GPU: LoRA and QLoRA". QLoRA fits a 7B fine-tune in
 >>> round(nf4_bits_per_param(), 3)
 4.127
 """
+
 from __future__ import annotations
 
 from . import _check, memory
@@ -44,6 +45,7 @@ def lora_params(model, rank=64, targets=LINEARS) -> int:
     """Trainable LoRA parameters: n_layers · Σ r · (d_in + d_out) over the target matrices
     (Hu et al. 2021 §4). QLoRA's default targets every linear layer with r = 64."""
     from . import models
+
     shape = models.get(model) if isinstance(model, str) else model
     r = _check.integer("rank", rank)
     mats = _matrices(shape)
@@ -53,8 +55,14 @@ def lora_params(model, rank=64, targets=LINEARS) -> int:
     return shape.n_layers * sum(r * sum(mats[t]) for t in targets if t in mats)
 
 
-def finetune_bytes(n_params, method="qlora", trainable_params=0.0, adapter_state_bytes=16.0,
-                   full_state_bytes=16.0, activation_bytes=0.0) -> dict:
+def finetune_bytes(
+    n_params,
+    method="qlora",
+    trainable_params=0.0,
+    adapter_state_bytes=16.0,
+    full_state_bytes=16.0,
+    activation_bytes=0.0,
+) -> dict:
     """Memory of a fine-tune, by part  [bytes]:
 
       full:   N · S_full (16 mixed-precision AdamW; 12 in the QLoRA paper's count)
@@ -73,8 +81,7 @@ def finetune_bytes(n_params, method="qlora", trainable_params=0.0, adapter_state
     else:
         weights = memory.weights_bytes(n, "bf16") if m == "lora" else n * nf4_bits_per_param() / 8.0
         adapters = lora * _check.positive("adapter_state_bytes", adapter_state_bytes)
-    return {"weights": weights, "adapters": adapters, "activations": act,
-            "total": weights + adapters + act}
+    return {"weights": weights, "adapters": adapters, "activations": act, "total": weights + adapters + act}
 
 
 def model_finetune_bytes(model, method="qlora", rank=64, seq_len=2048, batch=1, recompute="full") -> dict:
@@ -83,6 +90,7 @@ def model_finetune_bytes(model, method="qlora", rank=64, seq_len=2048, batch=1, 
     gradient checkpointing by default, as QLoRA uses) plus one layer's working set while it is
     recomputed."""
     from . import models
+
     shape = models.get(model) if isinstance(model, str) else model
     act = memory.activation_bytes_for(shape, seq_len, batch, recompute=recompute)
     if recompute == "full":  # the layer being recomputed holds its full activations for a moment

@@ -11,6 +11,7 @@ DeepSeek-V3's 671B / 37B. Chapter 7 "Expert parallelism"; Lepikhin et al. 2021 (
 >>> round(m.total_params() / 1e9, 1), round(m.active_params() / 1e9, 1)
 (46.7, 12.9)
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,10 +37,10 @@ class MoEShape:
     n_dense_layers: int
     d_ff_dense: int
     d_ff_expert: int
-    n_experts: int          # routed experts per MoE layer
-    n_shared_experts: int   # experts every token uses
-    top_k: int              # routed experts per token
-    attention: dict         # {"kind": "gqa", n_heads, n_kv_heads, head_dim} or {"kind": "mla", ...}
+    n_experts: int  # routed experts per MoE layer
+    n_shared_experts: int  # experts every token uses
+    top_k: int  # routed experts per token
+    attention: dict  # {"kind": "gqa", n_heads, n_kv_heads, head_dim} or {"kind": "mla", ...}
     sliding_window: int | None = None
     source: str = ""
     published: dict | None = None
@@ -57,8 +58,7 @@ class MoEShape:
             return 2 * d * a["n_heads"] * a["head_dim"] + 2 * d * a["n_kv_heads"] * a["head_dim"]
         h, rq, rkv = a["n_heads"], a["q_lora_rank"], a["kv_lora_rank"]
         nope, rope, v = a["qk_nope_head_dim"], a["qk_rope_head_dim"], a["v_head_dim"]
-        return (d * rq + rq + rq * h * (nope + rope) + d * (rkv + rope) + rkv
-                + rkv * h * (nope + v) + h * v * d)
+        return d * rq + rq + rq * h * (nope + rope) + d * (rkv + rope) + rkv + rkv * h * (nope + v) + h * v * d
 
     def expert_params(self) -> int:
         """One SwiGLU expert: 3 · d · d_ff_expert."""
@@ -70,8 +70,12 @@ class MoEShape:
 
     def _common(self) -> int:
         """Embedding + untied head (2·V·d), attention and 2 RMSNorms per layer, a final norm, dense MLPs."""
-        return (2 * self.vocab_size * self.d_model + self.n_layers * (self.attention_params() + 2 * self.d_model)
-                + self.d_model + self.n_dense_layers * 3 * self.d_model * self.d_ff_dense)
+        return (
+            2 * self.vocab_size * self.d_model
+            + self.n_layers * (self.attention_params() + 2 * self.d_model)
+            + self.d_model
+            + self.n_dense_layers * 3 * self.d_model * self.d_ff_dense
+        )
 
     def total_params(self) -> int:
         """Every weight stored: what memory is sized by."""
@@ -95,12 +99,27 @@ class MoEShape:
 def _load() -> tuple[dict, dict]:
     raw = yaml.safe_load(DATA_PATH.read_text())
     shapes, lookup = {}, {}
-    keys = ("vocab_size", "d_model", "n_layers", "n_dense_layers", "d_ff_dense", "d_ff_expert",
-            "n_experts", "n_shared_experts", "top_k")
+    keys = (
+        "vocab_size",
+        "d_model",
+        "n_layers",
+        "n_dense_layers",
+        "d_ff_dense",
+        "d_ff_expert",
+        "n_experts",
+        "n_shared_experts",
+        "top_k",
+    )
     for name, row in raw["models"].items():
         dims = {k: _check.integer(f"{name}.{k}", row[k], minimum=0) for k in keys}
-        shape = MoEShape(name, **dims, attention=dict(row["attention"]), sliding_window=row["sliding_window"],
-                         source=raw["sources"][row["source"]], published=dict(row["published"]))
+        shape = MoEShape(
+            name,
+            **dims,
+            attention=dict(row["attention"]),
+            sliding_window=row["sliding_window"],
+            source=raw["sources"][row["source"]],
+            published=dict(row["published"]),
+        )
         shapes[name] = shape
         for alias in [name, *row.get("aliases", [])]:
             lookup[_check.normalize(alias)] = name
@@ -147,22 +166,29 @@ def expert_flops(tokens_per_device, shape, training=True) -> float:
     return (3.0 if training else 1.0) * t * s.top_k * 2.0 * s.expert_params()
 
 
-def expert_parallel_step(shape, tokens_per_device, n_devices, gpu, link_bandwidth, mfu=0.4,
-                         dtype="bf16", training=True) -> dict:
+def expert_parallel_step(
+    shape, tokens_per_device, n_devices, gpu, link_bandwidth, mfu=0.4, dtype="bf16", training=True
+) -> dict:
     """Per MoE layer: all-to-all time A / β_link vs expert compute time F / (u · π). The all-to-all
     binds when its time is the larger. `link_bandwidth` is bytes/s ONE WAY per device (NVLink4:
     450e9; a 400 Gb/s InfiniBand NIC per GPU: 50e9). Both scale with T, so the verdict does not depend
     on the batch (``binding_bandwidth``)."""
     from . import specs
+
     s = get(shape)
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
     peak = acc.peak_flops("bf16" if "bf16" in acc.precisions() else "fp16")
     comm = all_to_all_bytes(tokens_per_device, s.d_model, s.top_k, n_devices, dtype, training)
     comm_s = comm / _check.positive("link_bandwidth", link_bandwidth)
     compute_s = expert_flops(tokens_per_device, s, training) / (_check.fraction("mfu", mfu) * peak)
-    return {"all_to_all_bytes": comm, "all_to_all_s": comm_s, "compute_s": compute_s,
-            "ratio": comm_s / compute_s, "bound": "all-to-all" if comm_s > compute_s else "compute",
-            "binding_bandwidth": binding_bandwidth(s, acc, n_devices, mfu, dtype, training)}
+    return {
+        "all_to_all_bytes": comm,
+        "all_to_all_s": comm_s,
+        "compute_s": compute_s,
+        "ratio": comm_s / compute_s,
+        "bound": "all-to-all" if comm_s > compute_s else "compute",
+        "binding_bandwidth": binding_bandwidth(s, acc, n_devices, mfu, dtype, training),
+    }
 
 
 def binding_bandwidth(shape, gpu, n_devices, mfu=0.4, dtype="bf16", training=True) -> float:
@@ -171,6 +197,7 @@ def binding_bandwidth(shape, gpu, n_devices, mfu=0.4, dtype="bf16", training=Tru
     β* = 2/9 · b · (P − 1)/P · u · π / d_ff for training, 1/3 · ... for a forward pass  [bytes/s].
     Fine-grained experts (small d_ff, as in DeepSeek-V3) raise it: less compute per byte sent."""
     from . import specs
+
     s = get(shape)
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
     peak = acc.peak_flops("bf16" if "bf16" in acc.precisions() else "fp16")
@@ -184,8 +211,17 @@ def table(names_: list[str] | None = None) -> list[dict]:
     """One dict per shape: total and active parameters, their ratio, bf16 weights, FLOP per token."""
     rows = []
     for s in (get(n) for n in (names_ or names())):
-        rows.append({"name": s.name, "total_params": s.total_params(), "active_params": s.active_params(),
-                     "active_fraction": s.active_params() / s.total_params(),
-                     "weights_bf16": s.weights_bytes("bf16"), "flops_per_token": s.forward_flops_per_token(),
-                     "n_experts": s.n_experts, "top_k": s.top_k, "n_shared_experts": s.n_shared_experts})
+        rows.append(
+            {
+                "name": s.name,
+                "total_params": s.total_params(),
+                "active_params": s.active_params(),
+                "active_fraction": s.active_params() / s.total_params(),
+                "weights_bf16": s.weights_bytes("bf16"),
+                "flops_per_token": s.forward_flops_per_token(),
+                "n_experts": s.n_experts,
+                "top_k": s.top_k,
+                "n_shared_experts": s.n_shared_experts,
+            }
+        )
     return rows

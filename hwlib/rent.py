@@ -11,6 +11,7 @@ the same functions the chapters use:
 Memory must fit in ``USABLE`` of the device (chapter 9: keep 10-20 % for buffers and
 fragmentation). Chapter 9 "Which GPU should I rent?".
 """
+
 from __future__ import annotations
 
 import functools
@@ -22,20 +23,37 @@ import yaml
 from . import _check, finetune, flops, memory, models, specs
 
 DATA_PATH = Path(__file__).with_name("data") / "prices.yaml"
-USABLE = 0.9   # fraction of device memory a job may plan to use
+USABLE = 0.9  # fraction of device memory a job may plan to use
 
 TASKS = {
-    "qlora-7b": {"title": "fine-tune Llama 2 7B with QLoRA", "model": "Llama 2 7B", "rank": 64,
-                 "seq_len": 2048, "batch": 1, "tokens": 10e6, "mfu": 0.25,
-                 "note": "r = 64 on every linear layer, 2k-token sequences, gradient checkpointing, 10M "
-                         "training tokens; MFU 0.25 (an assumption: dequantising NF4 costs time)"},
-    "serve-8b": {"title": "serve Llama 3 8B (bf16, 4k context)", "model": "Llama 3 8B", "seq_len": 4096,
-                 "max_batch": 64,
-                 "note": "bf16 weights, every sequence at 4,096 tokens of KV cache, the largest batch up "
-                         "to 64 that fits; decode rate at the roofline bound"},
-    "train-gpt2": {"title": "pre-train GPT-2 small on 10B tokens", "model": "GPT-2 small", "tokens": 10e9,
-                   "mfu": 0.4, "seq_len": 1024, "batch": 16,
-                   "note": "C = 6ND on 10B tokens at MFU 0.4; micro-batch 16 x 1,024 tokens without recompute"},
+    "qlora-7b": {
+        "title": "fine-tune Llama 2 7B with QLoRA",
+        "model": "Llama 2 7B",
+        "rank": 64,
+        "seq_len": 2048,
+        "batch": 1,
+        "tokens": 10e6,
+        "mfu": 0.25,
+        "note": "r = 64 on every linear layer, 2k-token sequences, gradient checkpointing, 10M "
+        "training tokens; MFU 0.25 (an assumption: dequantising NF4 costs time)",
+    },
+    "serve-8b": {
+        "title": "serve Llama 3 8B (bf16, 4k context)",
+        "model": "Llama 3 8B",
+        "seq_len": 4096,
+        "max_batch": 64,
+        "note": "bf16 weights, every sequence at 4,096 tokens of KV cache, the largest batch up "
+        "to 64 that fits; decode rate at the roofline bound",
+    },
+    "train-gpt2": {
+        "title": "pre-train GPT-2 small on 10B tokens",
+        "model": "GPT-2 small",
+        "tokens": 10e9,
+        "mfu": 0.4,
+        "seq_len": 1024,
+        "batch": 16,
+        "note": "C = 6ND on 10B tokens at MFU 0.4; micro-batch 16 x 1,024 tokens without recompute",
+    },
 }
 
 
@@ -59,8 +77,9 @@ def prices() -> tuple[Price, ...]:
         usd = _check.positive(f"prices[{i}].usd_per_hour", row["usd_per_hour"])
         if row["source"] not in raw["sources"] or row["confidence"] not in ("high", "medium", "low"):
             raise ValueError(f"prices[{i}] needs a source key of `sources` and a confidence; got {row!r}")
-        rows.append(Price(acc, str(row["provider"]), usd, str(row["date"]), raw["sources"][row["source"]],
-                          row["confidence"]))
+        rows.append(
+            Price(acc, str(row["provider"]), usd, str(row["date"]), raw["sources"][row["source"]], row["confidence"])
+        )
     return tuple(rows)
 
 
@@ -96,8 +115,7 @@ def evaluate(task: str, accelerator, usd_per_hour=None) -> dict:
     price = cheapest(acc).usd_per_hour if usd_per_hour is None else _check.positive("usd_per_hour", usd_per_hour)
     usable = USABLE * acc.memory_bytes
     precision, peak = _peak(acc)
-    out = {"task": key, "accelerator": acc.name, "usd_per_hour": price, "precision": precision,
-           "usable_bytes": usable}
+    out = {"task": key, "accelerator": acc.name, "usd_per_hour": price, "precision": precision, "usable_bytes": usable}
     shape = models.get(t["model"])
     n = shape.n_params()
     if key == "serve-8b":
@@ -106,8 +124,9 @@ def evaluate(task: str, accelerator, usd_per_hour=None) -> dict:
         batch = int(min(t["max_batch"], (usable - weights) // kv)) if usable > weights else 0
         out.update(memory_bytes=weights + max(batch, 1) * kv, fits=batch >= 1, batch=batch)
         if batch >= 1:
-            rate = min(flops.decode_tokens_per_s_bound(weights, acc.bandwidth, batch, kv),
-                       peak / flops.forward_flops(n, 1))
+            rate = min(
+                flops.decode_tokens_per_s_bound(weights, acc.bandwidth, batch, kv), peak / flops.forward_flops(n, 1)
+            )
             out.update(tokens_per_s=rate, usd_per_million_tokens=price / 3600.0 / rate * 1e6)
         return out
     if key == "qlora-7b":
@@ -118,8 +137,7 @@ def evaluate(task: str, accelerator, usd_per_hour=None) -> dict:
         need = memory.training_state_bytes(n) + act
         work = flops.training_flops(n, t["tokens"])
     seconds = flops.training_time_s(work, peak, t["mfu"])
-    out.update(memory_bytes=need, fits=need <= usable, flops=work, seconds=seconds,
-               usd=flops.cost_usd(seconds, price))
+    out.update(memory_bytes=need, fits=need <= usable, flops=work, seconds=seconds, usd=flops.cost_usd(seconds, price))
     return out
 
 

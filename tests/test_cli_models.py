@@ -1,4 +1,5 @@
 """`hwlib moe | finetune | energy | rent`: formulas beside results, JSON equal to the library, exit 2 on bad input."""
+
 import json
 
 import pytest
@@ -39,7 +40,8 @@ def test_finetune_and_energy_json(capsys):
     _, out, _ = run(capsys, "energy", "--power", "350", "--json")
     assert json.loads(out)["inputs"]["power_w"] == 350
     assert json.loads(out)["outputs"]["joules_per_token"] == pytest.approx(
-        energy.joules_per_token(350, json.loads(out)["outputs"]["tokens_per_s"]))
+        energy.joules_per_token(350, json.loads(out)["outputs"]["tokens_per_s"])
+    )
 
 
 def test_speculative_pays_only_when_memory_bound(capsys):
@@ -52,9 +54,16 @@ def test_speculative_pays_only_when_memory_bound(capsys):
     assert small["expected_tokens"] == pytest.approx(attention.speculative_expected_tokens(0.8, 4))
 
 
-@pytest.mark.parametrize("argv", [["moe", "--model", "gpt-9"], ["speculative", "--alpha", "1.5"],
-                                  ["finetune", "--method", "adapters"], ["energy", "--gpu", "h900"],
-                                  ["rent", "--task", "nope"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["moe", "--model", "gpt-9"],
+        ["speculative", "--alpha", "1.5"],
+        ["finetune", "--method", "adapters"],
+        ["energy", "--gpu", "h900"],
+        ["rent", "--task", "nope"],
+    ],
+)
 def test_bad_input_exit_2(capsys, argv):
     rc = None
     try:

@@ -1,4 +1,5 @@
 """hwlib.energy against the published tables and runs it is built from."""
+
 import math
 
 import pytest
@@ -61,11 +62,16 @@ def test_energy_ridge():
     assert math.isclose(energy.kernel_energy_j(ridge, 1, e_f, e_b), 2 * e_b)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: energy.get("fp64_fma"), lambda: energy.run_energy_j(8, 3600, 700, pue=0.9),
-    lambda: energy.joules_per_token(700, 0), lambda: energy.facility("pue_mars"),
-    lambda: energy.decode_joules_per_token(14e9, "TPU v5e"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: energy.get("fp64_fma"),
+        lambda: energy.run_energy_j(8, 3600, 700, pue=0.9),
+        lambda: energy.joules_per_token(700, 0),
+        lambda: energy.facility("pue_mars"),
+        lambda: energy.decode_joules_per_token(14e9, "TPU v5e"),
+    ],
+)
 def test_bad_input(call):
     with pytest.raises((ValueError, KeyError)) as err:
         call()

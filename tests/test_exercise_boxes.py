@@ -1,4 +1,5 @@
 """Every chapter ends with an "Exercises for this chapter" box, generated from exercises/chapters.yaml."""
+
 import importlib.util
 from pathlib import Path
 

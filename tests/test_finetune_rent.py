@@ -1,4 +1,5 @@
 """hwlib.finetune (LoRA/QLoRA) and hwlib.rent against published figures and their own data."""
+
 import pytest
 import yaml
 
@@ -16,7 +17,7 @@ def test_qlora_paper_65b_figures():
     n = 65.2e9
     full = finetune.finetune_bytes(n, "full", full_state_bytes=12)["total"]
     assert full > 780e9
-    lora = 80 * 64 * (4 * (8192 + 8192) + 3 * (8192 + 22016))   # every linear of LLaMA-65B at r = 64
+    lora = 80 * 64 * (4 * (8192 + 8192) + 3 * (8192 + 22016))  # every linear of LLaMA-65B at r = 64
     assert finetune.finetune_bytes(n, "qlora", lora)["total"] < 48e9
 
 
@@ -32,7 +33,7 @@ def test_qlora_7b_about_10_gb():
 def test_lora_param_count_hu_et_al():
     # Hu et al. 2021 §4.2: GPT-3 175B with r = 4 on W_q and W_v: checkpoint 350 GB -> 35 MB (~10,000x)
     gpt3 = models.get("GPT-3 175B")
-    checkpoint = 2 * finetune.lora_params(gpt3, 4, ("q", "v"))     # fp16 adapters
+    checkpoint = 2 * finetune.lora_params(gpt3, 4, ("q", "v"))  # fp16 adapters
     assert checkpoint == pytest.approx(35e6, rel=0.1)
     assert 350e9 / checkpoint == pytest.approx(1e4, rel=0.1)
 
@@ -62,15 +63,20 @@ def test_rent_tables_follow_the_formulas():
     assert h100["seconds"] == pytest.approx(6 * n * 10e9 / (0.4 * specs.get("H100 SXM").peak_flops("bf16")))
     assert h100["usd"] == pytest.approx(h100["seconds"] / 3600 * 2.0)
     t4 = rent.evaluate("serve-8b", "T4")
-    assert not t4["fits"]      # 16 GB of bf16 weights do not fit a 16 GB card
+    assert not t4["fits"]  # 16 GB of bf16 weights do not fit a 16 GB card
     serve = rent.evaluate("serve-8b", "H100 SXM", usd_per_hour=3.6)
     assert serve["usd_per_million_tokens"] == pytest.approx(1e6 / serve["tokens_per_s"] / 1000)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: finetune.finetune_bytes(7e9, "prefix-tuning"), lambda: finetune.lora_params("llama-2-7b", 8, ("qkv",)),
-    lambda: rent.evaluate("train-gpt5", "H100"), lambda: rent.cheapest("B200"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: finetune.finetune_bytes(7e9, "prefix-tuning"),
+        lambda: finetune.lora_params("llama-2-7b", 8, ("qkv",)),
+        lambda: rent.evaluate("train-gpt5", "H100"),
+        lambda: rent.cheapest("B200"),
+    ],
+)
 def test_bad_input(call):
     with pytest.raises((ValueError, KeyError)) as err:
         call()

@@ -1,15 +1,19 @@
 """hwlib.moe and hwlib.attention against the papers' published figures."""
+
 import numpy as np
 import pytest
 
 from hwlib import attention, memory, moe, specs
 
 
-@pytest.mark.parametrize("name, total, active", [
-    ("Mixtral 8x7B", 46.7e9, 12.9e9),     # Jiang et al. 2024 / model card
-    ("DeepSeek-V3", 671e9, 37e9),         # DeepSeek-V3 report (without the MTP module)
-    ("Mistral 7B", 7.24e9, 7.24e9),       # Jiang et al. 2023
-])
+@pytest.mark.parametrize(
+    "name, total, active",
+    [
+        ("Mixtral 8x7B", 46.7e9, 12.9e9),  # Jiang et al. 2024 / model card
+        ("DeepSeek-V3", 671e9, 37e9),  # DeepSeek-V3 report (without the MTP module)
+        ("Mistral 7B", 7.24e9, 7.24e9),  # Jiang et al. 2023
+    ],
+)
 def test_parameter_counts_match_papers(name, total, active):
     m = moe.get(name)
     assert m.total_params() == pytest.approx(total, rel=0.005)
@@ -33,7 +37,7 @@ def test_all_to_all_matches_a_routing_simulation():
     for dev in range(devices):
         choice = np.array([rng.choice(experts, k, replace=False) for _ in range(tokens)])
         owner = choice // (experts // devices)
-        sent[dev] = np.sum(owner != dev) * d * 2     # bf16 dispatch
+        sent[dev] = np.sum(owner != dev) * d * 2  # bf16 dispatch
     expected = moe.all_to_all_bytes(tokens, d, k, devices, "bf16", training=False) / 2  # dispatch only
     assert sent.mean() == pytest.approx(expected, rel=0.01)
 
@@ -88,11 +92,15 @@ def test_speculative_helps_only_when_memory_bound():
     assert large["verify_bound"] == "compute" and large["speedup"] < 1
 
 
-@pytest.mark.parametrize("call", [
-    lambda: moe.get("mixtrol 9x9"), lambda: attention.speculative_expected_tokens(1.2, 3),
-    lambda: attention.swa_kv_cache_bytes(32, 8, 128, 4096, 0),
-    lambda: moe.all_to_all_bytes(100, 4096, 2, 0),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: moe.get("mixtrol 9x9"),
+        lambda: attention.speculative_expected_tokens(1.2, 3),
+        lambda: attention.swa_kv_cache_bytes(32, 8, 128, 4096, 0),
+        lambda: moe.all_to_all_bytes(100, 4096, 2, 0),
+    ],
+)
 def test_bad_input(call):
     with pytest.raises((ValueError, KeyError)) as err:
         call()

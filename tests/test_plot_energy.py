@@ -1,4 +1,5 @@
 """plot.energy_per_operation draws exactly the data of hwlib.energy."""
+
 import pytest
 
 from hwlib import energy, plot

@@ -7,6 +7,7 @@ The box sits just before the chapter's "## Key ideas" heading, between two MyST 
 links each exercise page with its title (the first "# " line of its source.md). Only the text between
 the markers is ever rewritten.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,9 +42,11 @@ def chapter_files() -> dict[str, Path]:
 
 def box(ex_ids: list[str]) -> str:
     items = "\n".join(f"* {{doc}}`{title(e)} <../exercises/{e}/{e}>`" for e in ex_ids)
-    return (f"{BEGIN}\n:::{{admonition}} Exercises for this chapter\n:class: tip\n\n"
-            f"Graded notebooks that practise this chapter (run them on Colab or locally; the last cell "
-            f"checks your answers):\n\n{items}\n:::\n{END}\n")
+    return (
+        f"{BEGIN}\n:::{{admonition}} Exercises for this chapter\n:class: tip\n\n"
+        f"Graded notebooks that practise this chapter (run them on Colab or locally; the last cell "
+        f"checks your answers):\n\n{items}\n:::\n{END}\n"
+    )
 
 
 def render(text: str, ex_ids: list[str]) -> str:

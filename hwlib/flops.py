@@ -4,8 +4,8 @@ FLOP counts are plain floats (FLOP), rates FLOP/s, times seconds, money US dolla
 N = parameters (non-embedding, dense), D = tokens, π = peak FLOP/s per device, u = MFU,
 G = devices.
 
-Sources: chapters 8 and 9 (C ≈ 6ND, t = 6ND / (u·π·G); decode is memory-bound); the
-lesson "Compute, hardware and scale basics" (forward 2N FLOP/token, worked examples, exercises 2–4);
+Sources: chapters 8 and 9 (C ≈ 6ND, t = 6ND / (u·π·G); decode is memory-bound;
+forward 2N FLOP/token, worked problems, exercises 2–4);
 Kaplan et al. 2020 (Table 1); Transformer Math 101 (EleutherAI 2023); Hoffmann et al. 2022.
 """
 from __future__ import annotations
@@ -74,7 +74,7 @@ def training_time_s(total_flops, peak_flops, mfu, n_devices=1, scaling_efficienc
 def cost_usd(seconds, price_per_device_hour, n_devices=1):
     """Rental cost $ = t/3600 × price × G  [USD]; price in USD per device-hour.
 
-    11.8 h on one H100 at $3/h ≈ $35. Source: lesson, "Throughput, latency and cost".
+    11.8 h on one H100 at $3/h ≈ $35. Source: chapter 9, §9.7 "Throughput, latency and cost".
     """
     t = _check.nonnegative("seconds", seconds)
     price = _check.nonnegative("price_per_device_hour", price_per_device_hour)

@@ -89,13 +89,19 @@ def test_chapters_1_to_5_each_ask_for_a_computation_with_glued_values():
 
 
 SELF_REFERENCE = re.compile(
-    r"\bthe seed\b|\bseed['’]s\b|\bseed §|\bthe lesson\b|\blesson['’]s\b|chapter 1[1-9]\b", re.I
+    r"\bthe seed\b|\bseed['’]s\b|\bseed (§|chapter|\d)|\blesson seed\b|\bthe lesson\b|\blesson['’]s\b"
+    r"|\bsources?: (the )?lesson\b|\blesson \"|\blesson exercise|chapter 1[1-9]\b",
+    re.I,
 )
 
 
 @pytest.mark.parametrize(
     "path",
-    CHAPTERS + sorted((ROOT / "exercises").glob("*/source.md")) + sorted((ROOT / "hwlib").glob("*.py")),
+    CHAPTERS
+    + sorted((ROOT / "exercises").glob("*/source.md"))
+    + sorted((ROOT / "hwlib").glob("*.py"))
+    + sorted((ROOT / "hwlib" / "bench").glob("*.py"))
+    + sorted((ROOT / "exercises").glob("*/checks.yaml")),
     ids=lambda p: p.name,
 )
 def test_reader_facing_text_names_only_the_books_own_chapters(path):

@@ -10,7 +10,8 @@ with, per core and cycle (n_FMA = FMA units per core, an assumption: the OS does
 * fp32, SIMD FMA:  lanes x 2 x n_FMA, lanes = 16 (AVX-512), 8 (AVX/AVX2) or 4 (SSE);
 * fp64:            half the fp32 lanes;
 * bf16, AVX512-BF16 (VDPBF16PS): each fp32 lane accumulates two bf16 products, 2 x the fp32 rate;
-* fp16, AVX512-FP16: 32 fp16 lanes per 512-bit FMA, 2 x the fp32 rate;
+* fp16, AVX512-FP16: 32 fp16 lanes per 512-bit FMA, 2 x the fp32 rate
+  (both assume these instructions issue as often as an FP32 FMA; some cores issue them less often);
 * bf16, AMX-BF16 (tile matrix multiply unit): 1,024 FLOP per cycle per core (Intel, 4th-generation
   Xeon; int8: 2,048 operations).
 

@@ -128,6 +128,8 @@ sys.modules[NAME] = type(NAME, (), {"S": S})   # a strong reference, added after
 
 # Runs with the pristine builtins; returns the list of what had been changed (tamper evidence).
 _RESTORE_SRC = r'''
+_LIBS = ("matplotlib", "IPython", "ipykernel", "ipywidgets")
+
 def _same(a, b):
     return type(a) is list and len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
@@ -181,7 +183,9 @@ def _restore():
     cb = S["events_obj"].callbacks
     for k in list(cb):
         if not _same(cb[k], S["events"].get(k, [])):
-            done.append("IPython event " + k)
+            added = [f for f in cb[k] if not any(f is g for g in S["events"].get(k, []))]
+            if any(not str(getattr(f, "__module__", "")).startswith(_LIBS) for f in added):
+                done.append("IPython event " + k)      # matplotlib's own redraw hook is not news
             cb[k][:] = S["events"].get(k, [])
     for name, saved in S["lists"].items():
         cur = getattr(ip, name, None)

@@ -330,8 +330,15 @@ def test_cpu_arrays_are_capped_by_available_memory(big_vm):
     n_full, note = e1_bandwidth.default_n(big_vm, np.float64, quick=False)
     n_quick, _ = e1_bandwidth.default_n(big_vm, np.float64, quick=True)
     assert 3 * n_full * 8 <= 0.4 * (8 << 30) and "available memory" in note   # 4 x 480 MiB x 3 would be 5.6 GiB
-    assert n_quick < n_full and n_quick * 8 >= 2 * (480 << 20) * 0.99         # quick: 2 x LLC, not 4 x
+    assert n_quick < n_full and 3 * n_quick * 8 <= 2 << 30 and n_quick * 8 > 480 << 20  # quick: <= 2 GiB, > LLC
     assert max(e1_bandwidth.default_sweep_sizes(big_vm, quick=False)) <= 0.4 * (8 << 30)
+    assert max(e1_bandwidth.default_sweep_sizes(big_vm, quick=True)) <= 2 << 30
+
+
+def test_quick_runs_stay_under_2_gib_on_a_big_vm(big_vm):
+    from hwlib.bench import e4_fusion
+    assert 6 * max(e4_fusion.default_sizes(big_vm, quick=True)) * 4 <= 2 << 30   # the expression holds 6 arrays
+    assert 6 * max(e4_fusion.default_sizes(big_vm, quick=False)) * 4 <= 0.4 * (8 << 30)
 
 
 def test_bandwidth_record_says_it_was_capped(big_vm, monkeypatch):

@@ -173,25 +173,32 @@ def tf32_state(bk) -> dict:
     return state
 
 
-def memory_cap(bk, fraction: float = 0.4):
-    """Bytes an experiment's arrays may take on the CPU: `fraction` of what is available (None: no limit known)."""
+QUICK_CAP_BYTES = 2 << 30  # quick runs on a CPU: never more than this in arrays, whatever is free
+
+
+def memory_cap(bk, fraction: float = 0.4, quick: bool = False):
+    """Bytes an experiment's arrays may take on the CPU: `fraction` of what is available, and at most
+    QUICK_CAP_BYTES for a quick run (None: no limit known, or a GPU)."""
     if bk.is_gpu:
         return None
     from hwlib.device_info import available_memory_bytes
     avail = available_memory_bytes()
-    return int(avail * fraction) if avail else None
+    cap = int(avail * fraction) if avail else None
+    return min(cap or QUICK_CAP_BYTES, QUICK_CAP_BYTES) if quick else cap
 
 
-def dram_elements(bk, itemsize: int, base: int, factor: int = 4, arrays: int = 3, fraction: float = 0.4):
+def dram_elements(bk, itemsize: int, base: int, factor: int = 4, arrays: int = 3, fraction: float = 0.4,
+                  quick: bool = False):
     """(elements per array, note): max(base, factor x cache / itemsize) - each array `factor` times the
     largest cache, so the working set lives in DRAM - but on a CPU no more than `fraction` of the
     available memory for `arrays` arrays (the note then says so; None when not capped)."""
     n = max(int(base), factor * bk.cache_bytes() // itemsize)
-    cap = memory_cap(bk, fraction)
+    cap = memory_cap(bk, fraction, quick)
     if cap is not None and arrays * n * itemsize > cap:
         capped = max(1 << 16, cap // (arrays * itemsize) // 4096 * 4096)
         if capped < n:
             return capped, (f"arrays capped at {capped * itemsize / 2**20:.0f} MiB each by available memory "
-                            f"({cap / 2**30:.1f} GiB usable, {fraction:.0%} of what is free) instead of "
+                            f"({cap / 2**30:.1f} GiB usable: {fraction:.0%} of what is free"
+                            f"{', at most 2 GiB for --quick' if quick else ''}) instead of "
                             f"{n * itemsize / 2**20:.0f} MiB ({factor} x the {bk.cache_bytes() / 2**20:.0f} MiB cache)")
     return n, None

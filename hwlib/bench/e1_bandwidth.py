@@ -111,7 +111,7 @@ def default_n(bk, dtype, quick: bool):
     item = np.dtype(dtype).itemsize
     if bk.is_gpu:
         return _common.dram_elements(bk, item, 1 << 24 if quick else 1 << 26, factor=4)
-    return _common.dram_elements(bk, item, 1 << 22 if quick else 1 << 24, factor=2 if quick else 4)
+    return _common.dram_elements(bk, item, 1 << 22 if quick else 1 << 24, factor=2 if quick else 4, quick=quick)
 
 
 def bandwidth(xp=None, n: int | None = None, dtype=None, quick: bool = False, sweep: bool = True,
@@ -187,7 +187,7 @@ def default_sweep_sizes(bk, quick: bool) -> list:
     top = max(8 * bk.cache_bytes(), 64 << 20)
     if quick:
         top = max(4 * bk.cache_bytes(), 32 << 20)
-    cap = _common.memory_cap(bk)
+    cap = _common.memory_cap(bk, quick=quick)
     if cap is not None:
         top = max(3 << 16, min(top, cap))
     return [3 * s for s in _common.powers_of_two(16 << 10, top // 3)]

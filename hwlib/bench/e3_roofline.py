@@ -88,7 +88,8 @@ def roofline(xp=None, iters=None, dtypes=None, n: int | None = None, quick: bool
                             "registers decide how many 256-thread blocks fit on an SM), never a partial wave")
     step, steps = 0, len(dtypes) * len(iters)
     for dt in dtypes:
-        n_max = n or _common.dram_elements(bk, dt.itemsize, 1 << 26 if gpu else 1 << 23, factor=4, arrays=1)[0]
+        n_max = n or _common.dram_elements(bk, dt.itemsize, 1 << 26 if gpu else 1 << 23, factor=4, arrays=1,
+                                           quick=quick)[0]
         lanes = _common.gpu_grid(bk, BLOCK) * BLOCK if gpu else 1
         n_min = min(n_max, 16 * lanes if gpu else 1 << 16)  # every lane gets work
         x = bk.xp.full(n_max, 0.5, dtype=dt)

@@ -77,10 +77,10 @@ def default_sizes(bk, quick: bool, itemsize: int = 4) -> list:
     the largest is capped by memory (the expression variant holds 6 arrays)."""
     lo = 1 << 16 if bk.is_gpu else 1 << 14
     top_n = _common.dram_elements(bk, itemsize, 1 << (24 if quick else 26) if bk.is_gpu else 1 << (22 if quick else 24),
-                                  factor=2 if quick and not bk.is_gpu else 4, arrays=6)[0]
+                                  factor=2 if quick and not bk.is_gpu else 4, arrays=6, quick=quick)[0]
     top = 1 << max(lo.bit_length(), (int(top_n) - 1).bit_length())
     if not bk.is_gpu:
-        cap = _common.memory_cap(bk)
+        cap = _common.memory_cap(bk, quick=quick)
         while cap is not None and top > lo and 6 * top * itemsize > cap:
             top //= 2
     sizes = [lo << (2 * i) for i in range(64) if lo << (2 * i) < top] + [top]

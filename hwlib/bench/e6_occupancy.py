@@ -95,7 +95,8 @@ def _gpu(bk, ilps, n, quick, samples, progress) -> dict:
 
 
 def _cpu(bk, n, threads, quick, samples, progress) -> dict:
-    n = n or _common.dram_elements(bk, 8, 1 << 22 if quick else 1 << 24, factor=2 if quick else 4, arrays=1)[0]
+    n = n or _common.dram_elements(bk, 8, 1 << 22 if quick else 1 << 24, factor=2 if quick else 4, arrays=1,
+                                   quick=quick)[0]
     counts = _common.check_sizes("threads", threads or list(range(1, 2 * cpu.cores() + 1)))
     x = np.ones(n, dtype=np.float64)
     sums = np.zeros(max(counts))

@@ -37,9 +37,9 @@ def text_of(cell) -> str:
         if out.get("output_type") == "stream":
             parts.append(out.get("text", ""))
         elif out.get("output_type") == "error":
-            parts.append(f"ERROR {out.get('ename')}: {out.get('evalue')}")
+            parts.append(f"ERROR {out.get('ename')}: {out.get('evalue')}\n")
         elif "text/plain" in out.get("data", {}):
-            parts.append(out["data"]["text/plain"])
+            parts.append(out["data"]["text/plain"] + "\n")     # a figure or table: a line of its own
     return "".join(parts)
 
 

@@ -21,6 +21,8 @@ same call on 64 elements, i.e. Python/NumPy call overhead).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from hwlib.bench import _common, cpu, timing
@@ -30,16 +32,16 @@ ARRAYS = {"copy": 2, "scale": 2, "add": 3, "triad": 3}  # STREAM's byte count, p
 SCALAR = 3.0
 
 
-_RAW: dict = {}  # RawKernel objects by name, built once (CuPy caches the compiled code per object)
+_RAW = weakref.WeakKeyDictionary()  # cupy module -> {name: RawKernel}, built once (CuPy caches code per object)
 LAUNCH_TARGET_S = 50e-6  # device time one launch should last at least (>> ~10 us host launch cost)
 MAX_REPS = 1 << 16
 
 
 def _raw(cp, name):
-    key = (id(cp), name)  # per CuPy module object (tests swap stand-ins)
-    if key not in _RAW:
-        _RAW[key] = cp.RawKernel(_common.kernel_source("stream.cu"), name)
-    return _RAW[key]
+    kernels = _RAW.setdefault(cp, {})  # per CuPy module object (tests swap stand-ins; ids can be reused)
+    if name not in kernels:
+        kernels[name] = cp.RawKernel(_common.kernel_source("stream.cu"), name)
+    return kernels[name]
 
 
 def reps_for(bk, counted_bytes: int) -> int:

@@ -83,12 +83,12 @@ class _Clock:
 
     def run(self, fn, n: int, stream=None) -> float:
         if self.gpu:
-            self.start.record(stream)
-            t0 = time.perf_counter()
+            t0 = time.perf_counter()  # the host interval holds both event records: a stall next to one
+            self.start.record(stream)  # of them delays the device's timestamp and the host's alike
             for _ in range(n):
                 fn()
-            host = time.perf_counter() - t0
             self.end.record(stream)
+            host = time.perf_counter() - t0
             self.end.synchronize()
             device = self.bk.xp.cuda.get_elapsed_time(self.start, self.end) * 1e-3  # ms -> s
             self.batches.append((device, host, n))

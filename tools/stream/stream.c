@@ -7,7 +7,7 @@
  *   triad a = b + s c    3 n sizeof(double)
  * Each kernel runs `ntimes` times; the first run is discarded and the best (shortest) time is kept,
  * as STREAM does. Write-allocate traffic is not counted, as in STREAM.
- * Output: one JSON object with bytes/s per kernel.  Build: gcc -O3 -fopenmp stream.c -o stream
+ * Output: one JSON object with bytes/s per kernel.  Build: gcc -O3 -march=native -fopenmp stream.c -o stream
  * Usage: ./stream [n] [ntimes]
  */
 #include <float.h>

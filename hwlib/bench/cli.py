@@ -105,7 +105,7 @@ def format_record(rec: dict) -> str:
     keep = ("kernel", "variant", "pattern", "format", "status", "shape", "dtype", "direction", "host_memory",
             "n", "size", "batch", "iters", "threads", "ilp", "working_set_bytes", "bytes", "bytes_moved", "seconds",
             "bytes_per_s", "flops_per_s", "tokens_per_s", "bound_tokens_per_s", "speedup", "slowdown", "rel_error",
-            "reason")
+            "reason", "reps_per_launch", "launch_bound")
     for row in rec.get("results", []):
         lines.append("  " + "  ".join(f"{k}={_human(k, row[k])}" for k in keep if k in row))
     lines += [f"  note: {n}" for n in rec.get("notes", [])]

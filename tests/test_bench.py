@@ -97,10 +97,10 @@ def test_stream_kernels_compute_stream_values(threads):
 
 
 def test_triad_chunk_follows_the_cores_own_l2():
-    assert cpu.triad_chunk_bytes(1 << 20, 2) == 128 << 10     # an eighth of a 1 MiB per-core L2
-    assert cpu.triad_chunk_bytes(256 << 10) == 64 << 10       # small L2: the call-overhead floor
-    assert cpu.triad_chunk_bytes(32 << 20) == 512 << 10       # never an L3-sized chunk
-    assert cpu.triad_chunk_bytes(None, 2) == 128 << 10
+    assert cpu.triad_chunk_bytes(1 << 20, 2) == 512 << 10     # half of a 1 MiB per-core L2
+    assert cpu.triad_chunk_bytes(64 << 10) == 64 << 10        # small L2: the call-overhead floor
+    assert cpu.triad_chunk_bytes(32 << 20) == 1 << 20         # never an L3-sized chunk
+    assert cpu.triad_chunk_bytes(None, 2) == 256 << 10
 
 
 BIG_VM_CACHES = {"l1_bytes": 48 << 10, "l2_bytes": 1 << 20, "l3_bytes": 480 << 20}  # a VM reporting the host's L3
@@ -114,7 +114,7 @@ def test_e1_chunks_by_l2_not_by_a_huge_llc(monkeypatch):
     real = cpu.stream_kernels
     monkeypatch.setattr(cpu, "stream_kernels", lambda *a, **k: seen.append(a[-1]) or real(*a, **k))
     bench.bandwidth(n=1 << 14, sweep=False, samples=1)
-    assert seen and all(ck == 128 << 10 for ck in seen)
+    assert seen and all(ck == 512 << 10 for ck in seen)
 
 
 def test_split_covers_the_range_once():

@@ -49,20 +49,21 @@ def parallel(body, n: int, threads: int) -> None:
         f.result()
 
 
-TRIAD_CHUNK_MIN, TRIAD_CHUNK_MAX, TRIAD_CHUNK_DEFAULT = 64 << 10, 512 << 10, 128 << 10
+TRIAD_CHUNK_MIN, TRIAD_CHUNK_MAX, TRIAD_CHUNK_DEFAULT = 64 << 10, 1 << 20, 256 << 10
 
 
 def triad_chunk_bytes(l2_bytes: int | None, threads: int = 1) -> int:
-    """Per-thread intermediate for the blocked triad: an eighth of the core's *own* L2 (sysfs index2,
-    per core), within 64 KiB ... 512 KiB; 128 KiB when the L2 is unknown. The chunk of c, the
-    intermediate and the chunk of b all pass through that L2, so it must hold them with room to spare;
-    sizing it from the shared last-level cache (480 MiB on a big VM) gave 4 MiB chunks that spill to
-    L3 and a triad at 0.66 x a C STREAM loop. Below ~64 KiB the two NumPy calls per chunk cost more
-    than the chunk's memory time (measured here: 16 KiB 0.33 x C, 64 KiB 1.04 x, 128 KiB 1.14 x).
+    """Per-thread intermediate for the blocked triad: half of the core's *own* L2 (sysfs index2, per
+    core), within 64 KiB ... 1 MiB; 256 KiB when the L2 is unknown. The intermediate is written and read
+    back at once, so it must stay in that L2; sizing it from the shared last-level cache (480 MiB
+    reported on a big VM) gave 4 MiB chunks that live in a slice of L3 shared with other tenants and a
+    triad at 0.66 x a C STREAM loop. Below ~64 KiB the two NumPy calls per chunk cost more than the
+    chunk's memory time. Measured on a 2-core EPYC VM (1 MiB L2), triad against the C loop, median of
+    7 alternating rounds: 64 KiB 0.98 x, 128 KiB 1.15 x, 256 KiB 1.20 x, 512 KiB 1.26 x, 1 MiB 1.24 x.
     `threads` is accepted for callers that pass it; each thread has its own L2."""
     if not l2_bytes:
         return TRIAD_CHUNK_DEFAULT
-    return int(min(TRIAD_CHUNK_MAX, max(TRIAD_CHUNK_MIN, int(l2_bytes) // 8)))
+    return int(min(TRIAD_CHUNK_MAX, max(TRIAD_CHUNK_MIN, int(l2_bytes) // 2)))
 
 
 def scratch(dtype, threads: int, chunk_bytes: int = CHUNK_BYTES) -> list:

@@ -77,6 +77,12 @@ def choice(kind: str, value, options, aliases: dict | None = None, error=ValueEr
     key = normalize(value) if isinstance(value, str) else None
     if key in table:
         return table[key]
-    close = difflib.get_close_matches(key or "", list(table), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(repr(table[c]) for c in close)}?" if close else ""
-    raise error(f"unknown {kind} {value!r}{hint} Accepted: {', '.join(map(str, options))}")
+    raise error(f"unknown {kind} {value!r}{did_you_mean(key or '', table)} Accepted: {', '.join(map(str, options))}")
+
+
+def did_you_mean(key: str, lookup: dict) -> str:
+    """The hint of every "unknown name" error: "; did you mean 'A', 'B'?" naming the canonical names
+    (`lookup`: normalised label -> canonical name) of the up to three labels closest to the normalised
+    `key` (difflib ratio >= 0.5), sorted; "" when none is close."""
+    close = difflib.get_close_matches(key, list(lookup), n=3, cutoff=0.5)
+    return f"; did you mean {', '.join(sorted({repr(lookup[c]) for c in close}))}?" if close else ""

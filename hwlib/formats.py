@@ -25,21 +25,17 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from . import _check
+from . import _check, dtypes
 
-NAMES = ("fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "int8", "int4")
-ALIASES = {"fp8": "fp8_e4m3", "fp4": "fp4_e2m1", "float32": "fp32", "float16": "fp16",
-           "half": "fp16", "bfloat16": "bf16", "e4m3": "fp8_e4m3", "float8_e4m3fn": "fp8_e4m3",
-           "e5m2": "fp8_e5m2", "float8_e5m2": "fp8_e5m2", "e2m1": "fp4_e2m1",
-           "float4_e2m1fn": "fp4_e2m1", "e4m3fnuz": "fp8_e4m3fnuz", "float8_e4m3fnuz": "fp8_e4m3fnuz",
-           "e5m2fnuz": "fp8_e5m2fnuz", "float8_e5m2fnuz": "fp8_e5m2fnuz"}
-VARIANTS = ("fp8_e4m3fnuz", "fp8_e5m2fnuz")   # accepted everywhere, not listed by names() / table()
+NAMES = dtypes.FORMATS
+ALIASES = dict(dtypes.ALIASES, **dtypes.SHORT)
+VARIANTS = dtypes.VARIANTS   # accepted everywhere, not listed by names() / table(); fp64 likewise
 _DTYPES = {"fp32": np.float32, "tf32": np.float32, "fp16": np.float16, "bf16": ml_dtypes.bfloat16,
            "fp8_e4m3": ml_dtypes.float8_e4m3fn, "fp8_e5m2": ml_dtypes.float8_e5m2,
            "fp4_e2m1": ml_dtypes.float4_e2m1fn, "int8": np.int8, "int4": ml_dtypes.int4,
-           "fp8_e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "fp8_e5m2fnuz": ml_dtypes.float8_e5m2fnuz}
-_STORAGE_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1,
-                  "fp4_e2m1": 0.5, "int8": 1, "int4": 0.5, "fp8_e4m3fnuz": 1, "fp8_e5m2fnuz": 1}
+           "fp8_e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "fp8_e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+           "fp64": np.float64}
+_STORAGE_BYTES = {k: int(v) if v == int(v) else v for k, v in dtypes.STORAGE_BYTES.items()}  # 4, 0.5
 _USE = {
     "fp32": "master weights, optimizer state, accumulation and sensitive reductions",
     "tf32": "tensor-core matmuls on fp32 data where the framework opts in (Ampere and later); stored as fp32",
@@ -52,6 +48,7 @@ _USE = {
     "int4": "inference weights with per-group scales",
     "fp8_e4m3fnuz": "FP8 weights and activations on AMD MI300 (CDNA 3)",
     "fp8_e5m2fnuz": "FP8 gradients on AMD MI300 (CDNA 3)",
+    "fp64": "scientific computing (HPC); not used to train or serve neural networks",
 }
 _NOTES = {
     "tf32": "Not in ml_dtypes: emulated by rounding the fp32 mantissa to 10 bits (nearest-even). "
@@ -90,7 +87,7 @@ class FormatInfo:
 
 def canonical(name) -> str:
     """Canonical format name ("FP8" -> "fp8_e4m3"); ValueError listing accepted names."""
-    return _check.choice("format", name, NAMES + VARIANTS, aliases=ALIASES)
+    return dtypes.format_name(name, "format")
 
 
 def names(variants: bool = False) -> list[str]:

@@ -19,7 +19,6 @@ Every `Link.bandwidth` is bytes/s in ONE direction: the ``link_bandwidth`` that
 """
 from __future__ import annotations
 
-import difflib
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,8 +116,7 @@ def get(name: str) -> Link:
     acc = specs.match(name) if isinstance(name, str) else None
     if acc is not None:
         return nvlink(acc)
-    close = difflib.get_close_matches(key, list(lookup), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(sorted({repr(lookup[c]) for c in close}))}?" if close else ""
+    hint = _check.did_you_mean(key, lookup)
     raise KeyError(f"unknown link {name!r}{hint} Accepted: {', '.join(names())}, "
                    f"or an accelerator with NVLink in the spec sheet (e.g. 'H100 SXM')")
 

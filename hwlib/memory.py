@@ -13,20 +13,10 @@ from __future__ import annotations
 
 import math
 
-from . import _check
+from . import _check, dtypes
 
-# Storage bytes per value. "fp8" means e4m3 where only the size matters; tf32 is stored in 4 bytes
-# (its 19 bits only exist inside the tensor core). Chapter 5, the number-format table.
-BYTES_PER_VALUE = {
-    "fp64": 8.0, "fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0,
-    "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0, "int8": 1.0,
-    "int4": 0.5, "fp4": 0.5, "fp4_e2m1": 0.5,
-}
-_DTYPE_ALIASES = {
-    "float64": "fp64", "float32": "fp32", "float": "fp32", "float16": "fp16", "half": "fp16",
-    "bfloat16": "bf16", "float8_e4m3fn": "fp8_e4m3", "e4m3": "fp8_e4m3", "float8_e5m2": "fp8_e5m2",
-    "e5m2": "fp8_e5m2", "float4_e2m1fn": "fp4_e2m1", "e2m1": "fp4_e2m1",
-}
+BYTES_PER_VALUE = dtypes.STORAGE_BYTES
+"""Storage bytes per value by dtype name: `hwlib.dtypes.STORAGE_BYTES`, the one table."""
 RECOMPUTE = ("none", "selective", "full")
 FORMULAS = {
     "weights_bytes": "W = N·b",
@@ -35,6 +25,7 @@ FORMULAS = {
     "inference_bytes": "M = W + KV",
     "fits": "M·(1 + f) + C_ctx ≤ GPU memory",
     "devices_needed": "⌈M·(1 + f) / (GPU memory − C_ctx)⌉",
+    "training_bytes_per_device": "M = state per GPU + activations",
 }
 """The formula each function of this module evaluates, as the calculators print it (one copy: the
 calculator, the command line and the page read it from here; `activation_formula` and
@@ -57,7 +48,7 @@ the 10–20 % that chapter 9 budgets (Transformer Math 101, EleutherAI 2023, use
 
 def dtype_name(dtype) -> str:
     """Canonical dtype name ("BF16", "bfloat16" -> "bf16"); unknown -> ValueError listing the accepted."""
-    return _check.choice("dtype", dtype, BYTES_PER_VALUE, _DTYPE_ALIASES)
+    return dtypes.name(dtype, "dtype")
 
 
 def bytes_per_value(dtype) -> float:
@@ -65,7 +56,7 @@ def bytes_per_value(dtype) -> float:
 
     Source: chapter 5, §5.2; chapter 9, §9.1.
     """
-    return BYTES_PER_VALUE[dtype_name(dtype)]
+    return dtypes.bytes_per_value(dtype, "dtype")
 
 
 def element_bytes(name: str, value):
@@ -262,6 +253,12 @@ def activation_bytes_for(model, seq_len, batch=1, *, recompute="none", tensor_pa
     return activation_bytes(seq_len, batch, model.d_model, model.n_layers, model.n_heads,
                             tensor_parallel, recompute, sequence_parallel, dropout=drop,
                             attention=attention, ffn_hidden=model.d_ff, gated_mlp=bool(model.gated_mlp))
+
+
+def training_bytes_per_device(state_bytes, activation_bytes):
+    """Training memory per device M = state per GPU + activations  [bytes] (ZeRO shard from
+    `zero_bytes_per_device`, activations from `activation_bytes`). Source: chapter 9, memory budget."""
+    return _check.nonnegative("state_bytes", state_bytes) + _check.nonnegative("activation_bytes", activation_bytes)
 
 
 def zero_formula(stage, optimizer_bytes_per_param=12) -> str:

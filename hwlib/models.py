@@ -13,10 +13,14 @@ Llama 2 7B 6.74B, Llama 3 8B 8.03B, 70B 70.6B, 405B 405.9B).
 """
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
-from . import _check, memory
+from . import _check, dtypes
+
+FORMULAS = {
+    "ModelShape.n_params": "N = embeddings + L·(attention + MLP) + norms",
+}
+"""The formula each method of this module evaluates, as the calculators print it (the one copy)."""
 
 
 @dataclass(frozen=True)
@@ -84,8 +88,8 @@ class ModelShape:
 
     def kv_bytes_per_token(self, dtype: str = "bf16") -> float:
         """KV cache per token: 2 (K and V) · n_layers · n_kv_heads · head_dim · bytes  [bytes].
-        Bytes per value from `hwlib.memory.bytes_per_value`. Chapter 8; Ainslie et al. 2023 (GQA)."""
-        return 2.0 * self.n_layers * self.n_kv_heads * self.head_dim * memory.bytes_per_value(dtype)
+        Bytes per value from `hwlib.dtypes.bytes_per_value`. Chapter 8; Ainslie et al. 2023 (GQA)."""
+        return 2.0 * self.n_layers * self.n_kv_heads * self.head_dim * dtypes.bytes_per_value(dtype)
 
 
 _GPT2 = "Radford et al. 2019; shapes as in karpathy/nanoGPT model.py (vocab 50257, context 1024)"
@@ -141,8 +145,7 @@ def get(name: str) -> ModelShape:
     key = _check.normalize(name) if isinstance(name, str) else ""
     if key in lookup:
         return _MODELS[lookup[key]]
-    close = difflib.get_close_matches(key, list(lookup), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(sorted({repr(lookup[c]) for c in close}))}?" if close else ""
+    hint = _check.did_you_mean(key, lookup)
     raise KeyError(f"unknown model {name!r}{hint} Accepted: {', '.join(_MODELS)}")
 
 

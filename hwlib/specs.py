@@ -21,7 +21,6 @@ and those were halved (chapter 3, the spec table; chapter 10, pitfall "peak vs a
 from __future__ import annotations
 
 import builtins
-import difflib
 import functools
 import math
 from dataclasses import dataclass, field
@@ -31,14 +30,18 @@ from typing import Mapping
 
 import yaml
 
-from . import _check
+from . import _check, dtypes
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4")
-"""Precision names accepted by `Accelerator.peak_flops`, in display order."""
+"""The precisions the sheet has tensor-core rates for, in display order. `Accelerator.peak_flops`
+accepts every format name of `hwlib.dtypes` and maps it to one of these ("fp8_e5m2" -> "fp8")."""
 
-PRECISION_ALIASES = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "fp4_e2m1": "fp4", "float32": "fp32",
-                     "float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
-"""Format names of `hwlib.formats` that share a tensor-core rate with a precision of the sheet."""
+FORMULAS = {
+    "Accelerator.peak_flops": "π (spec sheet, dense)",
+    "Accelerator.ridge_point": "I* = π / β",
+}
+"""What the calculators print beside a number read from this sheet (the one copy)."""
+
 
 _NUMBER_FIELDS = ("memory_bytes", "bandwidth", "l2_bytes", "compute_units", "tdp_watts",
                   "interconnect_bandwidth", "price_per_hour_usd", "release_year")
@@ -120,7 +123,12 @@ class Accelerator:
 
 
 def _precision(precision) -> str:
-    return _check.choice("precision", precision, PRECISIONS, aliases=PRECISION_ALIASES)
+    """The sheet's precision for any number-format name (`hwlib.dtypes`): "fp8_e5m2" -> "fp8"."""
+    p = dtypes.rate(precision, "precision")
+    if p not in PRECISIONS:
+        raise ValueError(f"precision {precision!r}: the spec sheet has no {p} rates; "
+                         f"it has {', '.join(PRECISIONS)}")
+    return p
 
 
 def _number(where: str, record, sources: Mapping[str, str], integer: bool = False):
@@ -216,8 +224,7 @@ def get(name: str) -> Accelerator:
     for prefix in ("",) + _VENDOR_PREFIXES:
         if key.startswith(prefix) and key[len(prefix):] in lookup:
             return _sheet()[lookup[key[len(prefix):]]]
-    close = difflib.get_close_matches(key, list(lookup), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(sorted({repr(lookup[c]) for c in close}))}?" if close else ""
+    hint = _check.did_you_mean(key, lookup)
     raise KeyError(f"unknown accelerator {name!r}{hint} Accepted: {', '.join(names())} "
                    f"(case, spaces and dashes ignored; aliases such as 'h100', 'a100' work)")
 

@@ -19,12 +19,12 @@ import math
 import uuid
 from pathlib import Path
 
-from .. import calculator, memory, models, roofline, specs, units
+from .. import calculator, dtypes, memory, models, roofline, specs, units
 from .transpile import to_js
 
 ASSETS = Path(__file__).resolve().parents[1] / "data" / "web"
 _ids = itertools.count(1)
-DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
+DTYPES = dtypes.CALCULATOR_DTYPES
 SHAPE_FIELDS = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff", "max_context",
                 "gated_mlp", "tied_embeddings", "learned_positions", "bias")
 FORMATTERS = [units.format_bytes, units.format_seconds, units.format_usd, units.format_rate, units.format_bandwidth,
@@ -122,7 +122,7 @@ def roofline_explorer(accelerator: str = "H100 SXM", precision: str = "bf16", in
                for label, fn, kwargs in KERNELS]
     data = {"accelerators": _accelerators(), "precisions": list(specs.PRECISIONS), "kernels": kernels,
             "defaults": {"accelerator": acc.name, "intensity": float(intensity),
-                         "precision": specs.PRECISION_ALIASES.get(precision, precision)}}
+                         "precision": dtypes.rate(precision)}}
     functions = [roofline.attainable, roofline.bound, roofline.ridge_point,
                  *dict.fromkeys(fn for _, fn, _ in KERNELS)]
     return _html("roofline", functions, data, "Roofline explorer")

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from . import _check
+from . import _check, sourced
 
 DATA_PATH = Path(__file__).with_name("data") / "energy.yaml"
 J_PER_KWH = 3.6e6
@@ -44,10 +44,7 @@ class Entry:
         return self.joules / (self.bits / 8.0)
 
 
-def _number(where, record, sources):
-    from .specs import _number as check_number  # the spec sheet's {value, source, confidence} checker
-
-    return check_number(where, record, sources)
+_number = sourced.number  # the {value, source, confidence} checker of every data file
 
 
 @functools.lru_cache(maxsize=1)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from . import _check, specs
+from . import _check, sourced, specs
 
 LINKS_PATH = Path(__file__).with_name("data") / "links.yaml"
 """The YAML table of host-bus and network links (sources inside)."""
@@ -45,19 +45,7 @@ class Link:
     notes: str = ""
 
 
-def _record(where: str, raw, sources: dict) -> tuple[float, str, str]:
-    if not isinstance(raw, dict) or set(raw) != {"value", "source", "confidence"}:
-        raise ValueError(f"{where} must be a mapping with exactly value, source, confidence; got {raw!r}")
-    try:
-        value = float(raw["value"])
-    except (TypeError, ValueError):
-        raise ValueError(f"{where}.value must be a number of bytes/s; got {raw['value']!r}") from None
-    value = _check.positive(f"{where}.value", value)
-    if raw["source"] not in sources:
-        raise ValueError(f"{where}.source {raw['source']!r} is not a key of `sources`; known: {', '.join(sources)}")
-    if raw["confidence"] not in ("high", "medium", "low"):
-        raise ValueError(f"{where}.confidence must be high, medium or low; got {raw['confidence']!r}")
-    return value, sources[raw["source"]], raw["confidence"]
+_record = sourced.number  # the {value, source, confidence} checker of every data file
 
 
 def parse(raw: dict) -> dict[str, tuple[Link, tuple[str, ...]]]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -30,7 +29,7 @@ from typing import Mapping
 
 import yaml
 
-from . import _check, dtypes
+from . import _check, dtypes, sourced
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4")
 """The precisions the sheet has tensor-core rates for, in display order. `Accelerator.peak_flops`
@@ -47,7 +46,6 @@ _NUMBER_FIELDS = ("memory_bytes", "bandwidth", "l2_bytes", "compute_units", "tdp
                   "interconnect_bandwidth", "price_per_hour_usd", "release_year")
 _INTEGER_FIELDS = ("compute_units", "release_year")
 _TEXT_FIELDS = ("vendor", "kind", "notes", "compute_unit_kind", "interconnect")
-_CONFIDENCES = ("high", "medium", "low")
 _KINDS = ("gpu", "tpu")
 _VENDOR_PREFIXES = ("nvidia", "amd", "google", "tesla")
 SHEET_PATH = Path(__file__).with_name("data") / "specs.yaml"
@@ -131,26 +129,7 @@ def _precision(precision) -> str:
     return p
 
 
-def _number(where: str, record, sources: Mapping[str, str], integer: bool = False):
-    """Check one ``{value, source, confidence}`` record; return (value, source text, confidence)."""
-    if not isinstance(record, dict) or set(record) != {"value", "source", "confidence"}:
-        raise ValueError(f"{where} must be a mapping with exactly value, source, confidence; got {record!r}")
-    value = record["value"]
-    try:
-        value = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError):
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{where}.value must be a finite number > 0; got {record['value']!r}")
-    if integer and value != int(value):
-        raise ValueError(f"{where}.value must be a whole number; got {record['value']!r}")
-    if record["source"] not in sources:
-        raise ValueError(f"{where}.source {record['source']!r} is not a key of `sources`; "
-                         f"known: {', '.join(sources)}")
-    if record["confidence"] not in _CONFIDENCES:
-        raise ValueError(f"{where}.confidence must be one of {', '.join(_CONFIDENCES)}; "
-                         f"got {record['confidence']!r}")
-    return (int(value) if integer else value), sources[record["source"]], record["confidence"]
+_number = sourced.number  # the {value, source, confidence} checker of every data file
 
 
 def _accelerator(name: str, raw: dict, sources: Mapping[str, str]) -> Accelerator:

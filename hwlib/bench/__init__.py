@@ -13,19 +13,8 @@ from __future__ import annotations
 
 import importlib
 
-# name -> (module, function, one-line description); modules load on first use.
-EXPERIMENTS = {
-    "bandwidth": ("e1_bandwidth", "E1 STREAM copy/scale/add/triad + working-set sweep (cache cliff)"),
-    "matmul": ("e2_matmul", "E2 matmul FLOP/s vs size: square, and skinny (fixed weight, growing batch)"),
-    "roofline": ("e3_roofline", "E3 empirical roofline: k FMAs per element loaded"),
-    "fusion": ("e4_fusion", "E4 elementwise fusion: separate ops vs one fused pass, bytes moved"),
-    "divergence": ("e5_divergence", "E5 warp divergence (GPU only)"),
-    "occupancy": ("e6_occupancy", "E6 Little's law: bandwidth vs bytes in flight"),
-    "formats": ("e7_formats", "E7 matmul per number format (fp32/tf32/fp16/bf16/fp8)"),
-    "decode": ("e8_decode", "E8 LLM-style decode: tokens/s vs batch against the bandwidth bound"),
-    "transfer": ("e9_transfer", "E9 host<->device copies (GPU only)"),
-}
-
+from hwlib.bench import registry
+from hwlib.bench.registry import EXPERIMENTS  # name -> (module, one-line description)
 
 BAD_INPUT = (ValueError, TypeError, KeyError)  # the caller's mistake: raised, never turned into a record
 
@@ -35,8 +24,7 @@ def get(name: str):
     (ValueError naming what was wrong), but a failure of the machine - out of memory, a CUDA or
     cuBLAS error, a broken PyTorch - returns a record with status "failed" and the error as its
     reason, so a chapter cell or a script loses that one experiment, not its page."""
-    if name not in EXPERIMENTS:
-        raise KeyError(f"unknown experiment {name!r}; accepted: {', '.join(EXPERIMENTS)}")
+    registry.check(name)
     module = importlib.import_module(f"hwlib.bench.{EXPERIMENTS[name][0]}")
     return _isolated(name, getattr(module, name))
 
@@ -73,9 +61,7 @@ def run_all(xp=None, quick: bool = False, progress=None, names=None, on_record=N
     """
     from hwlib.bench import _common, recorded
     wanted = list(names or EXPERIMENTS)
-    unknown = [n for n in wanted if n not in EXPERIMENTS]
-    if unknown:
-        raise KeyError(f"unknown experiment(s) {unknown}; accepted: {', '.join(EXPERIMENTS)}")
+    registry.check_all(wanted)
     records = {}
     for i, name in enumerate(wanted, 1):
         step = f"[{i}/{len(wanted)}] "

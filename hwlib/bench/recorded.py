@@ -19,9 +19,10 @@ import os
 import platform
 from pathlib import Path
 
-from hwlib.bench import _common
+from hwlib import provenance
+from hwlib.bench import _common, registry
 
-SCHEMA = "hwlib.bench.run"
+SCHEMA = provenance.RUN_SCHEMA
 SCHEMA_VERSION = 1
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 RECORDED_DIR = DATA_DIR / "recorded"
@@ -116,19 +117,11 @@ def records(runs, experiment: str) -> list:
 
 def load_all(experiment: str) -> list:
     """The `experiment` records of every shipped run (an empty list until a GPU run is recorded)."""
-    from hwlib import bench
-    bench.get(experiment)  # KeyError naming the accepted experiments
+    registry.check(experiment)  # KeyError naming the accepted experiments
     return records(load_available(), experiment)
 
 
-def label(rec: dict) -> str:
-    """'live on <device>' / 'recorded on <device>, <date>' / 'published (not ours): <device>',
-    for a record or a whole run (a saved run is always 'recorded')."""
-    from hwlib import plot
-    device = rec.get("device", {})
-    name = device.get("name", "?") if isinstance(device, dict) else str(device)
-    kind = "recorded" if rec.get("schema") == SCHEMA else rec.get("source", "live")
-    return plot.source_label(kind, name, str(rec.get("date", ""))[:10] or None)
+label = provenance.label  # 'recorded on <device>, <date>' for a run or one of its records
 
 
 def published() -> list:
@@ -154,3 +147,18 @@ def published() -> list:
         m["fraction_of_spec"] = m["value"] / spec_value if spec_value else None
         out.append(m)
     return out
+
+
+def ok_records(experiment: str) -> list:
+    """The `experiment` records of every shipped run that ran (status ok); [] when none are stored."""
+    return [r for r in load_all(experiment) if r.get("status", "ok") == "ok"]
+
+
+def published_rate(spec_name: str, precision: str) -> dict | None:
+    """A published matmul FLOP/s measurement (published_measurements.yaml) of a spec-sheet part in one
+    precision, the crowd-sourced PyTorch benchmark first (the same benchmark for every part); None if
+    there is none."""
+    rows = [m for m in published() if m.get("spec") == spec_name and m.get("precision") == precision
+            and m["quantity"] == "flops_per_s"]
+    rows.sort(key=lambda m: "torch-performance" not in m["source"])
+    return rows[0] if rows else None

@@ -31,6 +31,8 @@ _pick_backend()
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import EngFormatter  # noqa: E402
 
+from hwlib import provenance  # noqa: E402
+
 # Okabe & Ito (2008), "Color Universal Design": colour-blind-safe qualitative palette.
 OKABE_ITO = {
     "blue": "#0072B2", "vermillion": "#D55E00", "bluish_green": "#009E73", "orange": "#E69F00",
@@ -74,14 +76,7 @@ def _log_axes(ax, xlabel: str, ylabel: str, yunit: str, xunit: str | None = None
     ax.grid(True, which="major", alpha=0.3)
 
 
-def source_label(kind: str, device: str, date: str | None = None) -> str:
-    """'live on <device>', 'recorded on <device>, <date>' or 'spec sheet: <device>'."""
-    labels = {"live": f"live on {device}", "spec": f"spec sheet: {device}",
-              "recorded": f"recorded on {device}, {date}" if date else f"recorded on {device}",
-              "published": f"published (not ours): {device}"}
-    if kind in labels:
-        return labels[kind]
-    raise ValueError(f"kind must be 'live', 'recorded', 'spec' or 'published'; got {kind!r}")
+source_label = provenance.source_label  # 'live on <device>', 'recorded on <device>, <date>', ...
 
 
 def _roof(ax, intensity, peak, bandwidth, col, label, style="-"):
@@ -159,9 +154,7 @@ def _place_kernel(ax, kernel, drawn, marker, source: str) -> None:
         ax.plot([intensity], [measured], marker, color="black", ms=8, label=f"{label}: {source}")
 
 
-def _label(rec: dict) -> str:
-    from hwlib.bench.recorded import label
-    return label(rec)
+_label = provenance.label  # a record's or a run's source in words
 
 
 def _title(what: str, live, recorded=()) -> str:

@@ -21,6 +21,15 @@ from __future__ import annotations
 
 from . import _check, memory
 
+FORMULAS = {
+    "kv_cache_bytes_for": "KV = per-token cache (MLA latent, sliding window or GQA) × s × B",
+    "speculative_expected_tokens": "E = (1 − α^(γ+1)) / (1 − α)",
+    "speculative_decode.plain_tokens_per_s": "r = B / max((W + B·KV)/β, B·2N/π)",
+    "speculative_decode.speculative_tokens_per_s": "r_spec = B·E / (t(B·(γ+1)) + γ·c·t(B))",
+    "speculative_decode.speedup": "r_spec / r",
+}
+"""The formula each function of this module evaluates, as the calculators print it (the one copy)."""
+
 
 def mla_kv_cache_bytes(n_layers, kv_lora_rank, rope_dim, seq_len, batch=1, dtype="bf16"):
     """MLA cache: L · (r_kv + d_R) · s · B · b  [bytes]. DeepSeek-V2 Table 1: (d_c + d_h^R) · l values

@@ -1,4 +1,4 @@
-"""The napkin-math calculator of chapter 9: memory, FLOPs, time, cost and the decode ceiling in one call.
+"""The napkin-math calculator of chapter 9, and the one result model of every hwlib calculator.
 
 >>> est = estimate(model="GPT-2 small", tokens=10e9, gpu="H100 SXM", mfu=0.4, price_per_hour=3.0)
 >>> round(est.training_time_s / 3600, 1)          # 6ND / (u·π·G), in hours
@@ -7,9 +7,32 @@
 'C = 6·N·D'
 
 This module owns no formula. Each quantity is computed by the hwlib function that defines it
-(`hwlib.models`, `memory`, `flops`, `roofline`, `specs`); `estimate` only wires them together and
-keeps, for every quantity, its value in SI units, its formula, the function that computed it and the
-numbers that went in, so a reader can check each line by hand.
+(`hwlib.models`, `memory`, `flops`, `roofline`, `specs`, ...), and its formula text is that
+function's entry in the `FORMULAS` dict of its own module (`flops.FORMULAS["training_flops"]`;
+methods as "Class.method"; `memory.zero_formula` / `activation_formula` for texts that depend on
+their arguments). `estimate` only wires them together and keeps, for every quantity, a `Quantity`:
+its value in SI units, unit, formula, the function that computed it and the numbers that went in.
+
+One result model. `Quantity` is the only result record; `Result` (`Estimate`) holds them with the
+inputs, what could not be computed and warnings. Every calculator command of the command line
+(`hwlib train`, `memory`, `decode`, `estimate`, `diagnose`, `roofline`, `specs NAME`, `moe`,
+`finetune`, `energy`, `speculative`, `rent`) is a view over such a Result, and `--json` prints
+`Result.document(command)`, always this schema (`SCHEMA`, checked by `validate`)::
+
+    {"command":    str,                       # the subcommand
+     "inputs":     {name: value},             # every argument after defaults, SI units
+     "quantities": [{"key": str,              # e.g. "training_time_s"
+                     "label": str,            # what it is, for people
+                     "value": number | bool | str,   # SI units (bytes, FLOP, s, USD, ...)
+                     "unit": str,             # "bytes", "FLOP", "FLOP/s", "s", "USD", "" ...
+                     "text": str,             # the value in human units ("11.8 h")
+                     "formula": str,          # from FORMULAS beside `function`; "" for an input
+                     "function": str,         # "hwlib.flops.training_time_s"
+                     "inputs": str}, ...],    # the numbers put into the formula
+     "missing":    {key: what it would need},
+     "warnings":   [str],
+     "details":    {...}}                     # command-specific data that is not a quantity
+                                              # (remedy lists, sources, table rows); may be {}
 
 Sources: chapter 9 of the book (the whole calculator, its worked problems and exercises 1-2) and
 chapter 8 (C ≈ 6ND, t = 6ND / (u·π·G), 16 B/param, decode).
@@ -17,6 +40,7 @@ chapter 8 (C ≈ 6ND, t = 6ND / (u·π·G), 16 B/param, decode).
 from __future__ import annotations
 
 import html
+import importlib
 import math
 from dataclasses import dataclass, field
 
@@ -56,6 +80,8 @@ class Estimate:
     inputs: dict
     quantities: dict = field(default_factory=dict)
     missing: dict = field(default_factory=dict)   # key -> what it would need
+    warnings: list = field(default_factory=list)  # sentences a reader must see beside the numbers
+    details: dict = field(default_factory=dict)   # command-specific data that is not a quantity
 
     def __getitem__(self, key: str) -> Quantity:
         if key in self.quantities:
@@ -63,7 +89,7 @@ class Estimate:
         raise KeyError(self._why(key))
 
     def __getattr__(self, key: str):
-        if key.startswith("_") or key in ("inputs", "quantities", "missing"):
+        if key.startswith("_") or key in ("inputs", "quantities", "missing", "warnings", "details"):
             raise AttributeError(key)
         try:
             return self[key].value
@@ -84,11 +110,25 @@ class Estimate:
                  "formula": q.formula, "function": q.function, "inputs": q.inputs}
                 for q in self.quantities.values()]
 
+    def add(self, q: Quantity) -> Quantity:
+        """Add one quantity (its key must be new) and return it."""
+        if q.key in self.quantities:
+            raise ValueError(f"quantity {q.key!r} is already in this result")
+        self.quantities[q.key] = q
+        return q
+
+    def document(self, command: str) -> dict:
+        """The JSON document of `SCHEMA`: what every calculator command prints with --json."""
+        return {"command": command, "inputs": dict(self.inputs), "quantities": self.rows(),
+                "missing": dict(self.missing), "warnings": list(self.warnings), "details": dict(self.details)}
+
     def to_dict(self) -> dict:
         """{key: value} in SI units, plus the inputs under "inputs"."""
         return {"inputs": dict(self.inputs), **{k: q.value for k, q in self.quantities.items()}}
 
     def __repr__(self) -> str:
+        if "n_gpus" not in self.inputs:
+            return f"<Result {self.inputs}: {len(self.quantities)} quantities>"
         what = self.inputs.get("model") or f"N={self.inputs.get('n_params'):.3g}"
         return f"<Estimate {what} on {self.inputs.get('n_gpus')} x {self.inputs.get('gpu')}: {len(self.quantities)} quantities>"
 
@@ -106,6 +146,57 @@ class Estimate:
             f"<td>{html.escape(r['function'].removeprefix('hwlib.'))}</td></tr>" for r in self.rows())
         return ("<table style='font-size:85%'><thead><tr><th>quantity</th><th>value</th><th>formula</th>"
                 f"<th>numbers</th><th>hwlib function</th></tr></thead><tbody>{cells}</tbody></table>")
+
+
+Result = Estimate
+"""Every calculator's result: `Estimate` is the name `estimate` has always returned."""
+
+_FIELDS = {"key": str, "label": str, "unit": str, "text": str, "formula": str, "function": str, "inputs": str}
+SCHEMA = {"command": str, "inputs": dict, "quantities": list, "missing": dict, "warnings": list, "details": dict}
+"""Top-level keys of `Result.document` and their JSON types; each quantity has `_FIELDS` and "value"."""
+
+
+def validate(doc) -> dict:
+    """Check a calculator JSON document against `SCHEMA`; return it, or raise ValueError naming the field."""
+    if not isinstance(doc, dict) or set(doc) != set(SCHEMA):
+        got = sorted(doc) if isinstance(doc, dict) else type(doc).__name__
+        raise ValueError(f"a calculator document has exactly the keys {sorted(SCHEMA)}; got {got}")
+    for key, kind in SCHEMA.items():
+        if not isinstance(doc[key], kind):
+            raise ValueError(f"{key!r} must be a {kind.__name__}; got {type(doc[key]).__name__}")
+    keys = [q.get("key") for q in doc["quantities"] if isinstance(q, dict)]
+    if len(set(keys)) != len(doc["quantities"]):
+        raise ValueError(f"quantities must be dicts with distinct keys; got {keys}")
+    for q in doc["quantities"]:
+        if set(q) != set(_FIELDS) | {"value"}:
+            raise ValueError(f"quantity {q['key']!r} has the fields {sorted(q)}; expected "
+                             f"{sorted(set(_FIELDS) | {'value'})}")
+        bad = [f for f, kind in _FIELDS.items() if not isinstance(q[f], kind)]
+        if bad or not isinstance(q["value"], (int, float, bool, str)):
+            raise ValueError(f"quantity {q['key']!r}: {bad or ['value']} of the wrong type")
+    return doc
+
+
+def formula_of(function) -> str:
+    """The formula text of an hwlib function or method: its entry in its module's FORMULAS."""
+    module = importlib.import_module(function.__module__)
+    table = getattr(module, "FORMULAS", {})
+    if function.__qualname__ not in table:
+        raise KeyError(f"{function.__module__}.FORMULAS has no entry {function.__qualname__!r}; "
+                       "add the formula text beside the function")
+    return table[function.__qualname__]
+
+
+def function_name(function) -> str:
+    """'hwlib.flops.training_flops' for flops.training_flops (methods: 'hwlib.moe.MoEShape.total_params')."""
+    return f"{function.__module__}.{function.__qualname__}"
+
+
+def quantity(key, label, value, unit, function, inputs="", formula=None) -> Quantity:
+    """A Quantity computed by `function`: its formula from FORMULAS beside that function, unless a
+    `formula` computed by that module (e.g. `memory.zero_formula(stage)`) is given."""
+    text = formula_of(function) if formula is None else formula
+    return Quantity(key, label, value, unit, text, function_name(function), inputs)
 
 
 DEFAULT_SEQ_LEN = 4096
@@ -211,11 +302,11 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
 
     # --- model size -------------------------------------------------------------------------
     if n_params is not None:
-        n = put("n_params", "parameters N", _check.positive("n_params", n_params), "params", "N (given)",
+        n = put("n_params", "parameters N (given)", _check.positive("n_params", n_params), "params", "",
                 "argument n_params")
     else:
         n = put("n_params", "parameters N", float(shape.n_params()), "params",
-                "N = embeddings + L·(attention + MLP) + norms", "hwlib.models.ModelShape.n_params",
+                models.FORMULAS["ModelShape.n_params"], "hwlib.models.ModelShape.n_params",
                 f"{shape.name}: V={shape.vocab_size}, d={shape.d_model}, L={shape.n_layers}, "
                 f"h={shape.n_heads}, h_kv={shape.n_kv_heads}, d_ff={shape.d_ff}")
 
@@ -241,8 +332,10 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
                   "hwlib.memory.activation_bytes_for",
                   f"s={s_train}, b={mb}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}, "
                   f"f={shape.d_ff}")
-        total = put("training_bytes_per_gpu", "training memory per GPU", state + act, "bytes",
-                    "state per GPU + activations", "sum of the two lines above")
+        total = put("training_bytes_per_gpu", "training memory per GPU",
+                    memory.training_bytes_per_device(state, act), "bytes",
+                    memory.FORMULAS["training_bytes_per_device"], "hwlib.memory.training_bytes_per_device",
+                    f"{units.format_bytes(state)} + {units.format_bytes(act)}")
         put("fits_training", f"training fits one {acc.name}", memory.fits(total, acc.memory_bytes), "",
             memory.FORMULAS["fits"], "hwlib.memory.fits", fit_text)
     else:
@@ -265,26 +358,28 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
         f"M = {units.format_bytes(m_inf)}; {fit_text}")
     if serve_gpus is not None:
         put("fits_serving", f"weights + KV cache fit {g_s} × {acc.name}",
-            memory.fits(m_inf / g_s, acc.memory_bytes), "", "M/G·(1 + f) + C_ctx ≤ GPU memory",
-            "hwlib.memory.fits", f"M = {units.format_bytes(m_inf)}, G = {g_s}; {fit_text}")
+            memory.fits(m_inf / g_s, acc.memory_bytes), "", memory.FORMULAS["fits"],
+            "hwlib.memory.fits", f"M = {units.format_bytes(m_inf)} / {g_s} GPUs; {fit_text}")
 
     # --- compute, time, cost ----------------------------------------------------------------
     peak = put("peak_flops", f"peak per GPU ({prec}, dense)", acc.peak_flops(prec), "FLOP/s",
-               "π from the spec sheet", "hwlib.specs.Accelerator.peak_flops", acc.name)
+               specs.FORMULAS["Accelerator.peak_flops"], "hwlib.specs.Accelerator.peak_flops", acc.name)
     put("forward_flops_per_token", "forward FLOPs per token", flops.forward_flops(n, 1), "FLOP",
-        "2·N", "hwlib.flops.forward_flops", f"2 × {_g(n)}")
+        flops.FORMULAS["forward_flops"], "hwlib.flops.forward_flops", f"2 × {_g(n)} × 1")
     if tokens is not None:
         d = _check.positive("tokens", tokens)
-        c = put("training_flops", "training compute", flops.training_flops(n, d), "FLOP", "C = 6·N·D",
-                "hwlib.flops.training_flops", f"6 × {_g(n)} × {_g(d)}")
+        c = put("training_flops", "training compute", flops.training_flops(n, d), "FLOP",
+                flops.FORMULAS["training_flops"], "hwlib.flops.training_flops", f"6 × {_g(n)} × {_g(d)}")
         t = put("training_time_s", f"training time on {g} × {acc.name}",
-                flops.training_time_s(c, peak, u, g, scaling_efficiency), "s", "t = C / (u·π·G·η)",
-                "hwlib.flops.training_time_s",
+                flops.training_time_s(c, peak, u, g, scaling_efficiency), "s",
+                flops.FORMULAS["training_time_s"], "hwlib.flops.training_time_s",
                 f"{_g(c)} / ({u:g} × {_g(peak)} × {g} × {_g(scaling_efficiency)})")
-        put("training_tokens_per_s", "training throughput", d / t, "tokens/s", "D / t", "division")
-        put("gpu_hours", "GPU-hours", t * g / units.HOUR, "GPU-h", "G·t / 3600 s", "division")
+        put("training_tokens_per_s", "training throughput", flops.tokens_per_s(d, t), "tokens/s",
+            flops.FORMULAS["tokens_per_s"], "hwlib.flops.tokens_per_s", f"{_g(d)} / {_g(t)} s")
+        put("gpu_hours", "GPU-hours", flops.device_hours(t, g), "GPU-h", flops.FORMULAS["device_hours"],
+            "hwlib.flops.device_hours", f"{g} × {_g(t)} s / 3600")
         if price is not None:
-            put("cost_usd", "training cost", flops.cost_usd(t, price, g), "USD", "G·t/3600 × price",
+            put("cost_usd", "training cost", flops.cost_usd(t, price, g), "USD", flops.FORMULAS["cost_usd"],
                 "hwlib.flops.cost_usd", f"{g} × {_g(t)} s / 3600 × {price:g} USD/h")
         else:
             est.missing["cost_usd"] = f"price_per_hour= (the spec sheet has no price for {acc.name})"
@@ -296,21 +391,23 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
     step_flops = flops.forward_flops(n, b)
     step_bytes = w + kv
     put("ridge_point", f"ridge point of {acc.name} ({prec})", roofline.ridge_point(peak, acc.bandwidth),
-        "FLOP/byte", "I* = π / β", "hwlib.roofline.ridge_point")
+        "FLOP/byte", roofline.FORMULAS["ridge_point"], "hwlib.roofline.ridge_point",
+        f"{_g(peak)} / {_g(acc.bandwidth)}")
     i_dec = put("decode_intensity", f"decode intensity (batch {b})", roofline.intensity(step_flops, step_bytes),
-                "FLOP/byte", "I = 2·N·B / (W + KV)", "hwlib.roofline.intensity",
-                f"{_g(step_flops)} / {_g(step_bytes)}")
+                "FLOP/byte", roofline.FORMULAS["intensity"], "hwlib.roofline.intensity",
+                f"F = {_g(step_flops)} FLOP (batch {b}), Q = {_g(step_bytes)} bytes of weights and KV cache")
     put("decode_bound", "decode is", roofline.bound(i_dec, peak, acc.bandwidth) + "-bound", "",
-        "memory if I < I*, else compute", "hwlib.roofline.bound")
+        roofline.FORMULAS["bound"], "hwlib.roofline.bound")
     split = " (ideal split: no communication counted)" if g_s > 1 else ""
     step = put("decode_step_s", f"time per decode step on {g_s} GPU(s){split}",
                roofline.time_s(step_flops, step_bytes, peak * g_s, acc.bandwidth * g_s), "s",
-               "t = max(2·N·B / (G·π), (W + KV) / (G·β))", "hwlib.roofline.time_s",
-               f"G={g_s}, weights and KV split evenly, no communication")
-    tps = put("decode_tokens_per_s", f"decode throughput (batch {b})", b / step, "tokens/s", "B / t_step",
-              "division")
+               roofline.FORMULAS["time_s"], "hwlib.roofline.time_s",
+               f"F = {_g(step_flops)} FLOP, Q = {_g(step_bytes)} bytes, π and β of {g_s} GPU(s) "
+               "(weights and KV split evenly, no communication)")
+    tps = put("decode_tokens_per_s", f"decode throughput (batch {b})", flops.tokens_per_s(b, step), "tokens/s",
+              flops.FORMULAS["tokens_per_s"], "hwlib.flops.tokens_per_s", f"{b} / {_g(step)} s")
     if price is not None:
         put("usd_per_million_tokens", "serving cost per million tokens",
-            flops.cost_usd(1e6 / tps, price, g_s), "USD", "10⁶ / (tokens/s) / 3600 × price × G",
-            "hwlib.flops.cost_usd")
+            flops.usd_per_million_tokens(tps, price, g_s), "USD", flops.FORMULAS["usd_per_million_tokens"],
+            "hwlib.flops.usd_per_million_tokens", f"G = {g_s}, p = {price:g} USD/h, r = {_g(tps)} tokens/s")
     return est

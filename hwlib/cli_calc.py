@@ -1,7 +1,9 @@
-"""Calculator commands of `hwlib`: specs, roofline, memory, train, decode.
+"""Calculator commands of `hwlib`: specs, roofline, memory, train, decode; and what every calculator
+command shares: the flag vocabulary (`FLAGS`, added with `flag`) and the result view (`Report`).
 
-Each command prints the formula it used, the numbers put into it and the result, or with `--json`
-one object {"command", "inputs", "outputs", "formulas"} with every quantity in SI base units.
+Each command builds `hwlib.calculator.Quantity` records through `Report.add`, whose formula text comes
+from the FORMULAS beside the function that computed the value; it prints each as "formula = numbers
+= result", or with `--json` the one document of `hwlib.calculator.SCHEMA` (SI base units).
 Counts accept 7e9, 350M, 7B, 15.6T, 16_384 (k, M, B/G, T; "m" means million, never milli); batches,
 device counts and matrix sizes must be whole. Fractions (--mfu, --scaling) accept 0.4 or 40%.
 Context lengths (--seq) read "k" as 1024, as model cards do: 4k = 4096, 128k = 131072.
@@ -14,9 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import flops, memory, models, roofline, specs, units
+from . import calculator, flops, memory, models, roofline, specs, units
 
-_STATE_BYTES = {"weights": 2, "gradients": 2, "master": 4, "adam": 8}
 GPU_HELP = ("accelerator from the spec sheet: " + ", ".join(specs.names()) +
             " (case, spaces and dashes ignored; aliases such as h100, a100, t4 work)")
 
@@ -88,43 +89,89 @@ def fmt(x) -> str:
     return s
 
 
-def _unit(key: str) -> str:
-    """The SI unit of an output, from its name (the names follow hwlib's: *_bytes, *_s, ...)."""
-    if "tokens_per_s" in key:
-        return "tokens/s"
-    if "flops_per_s" in key:
-        return "FLOP/s"
-    if key.endswith("bytes") or "bytes_per" in key:
-        return "bytes"
-    if key.endswith("_s"):
-        return "s"
-    named = {"flops": "FLOP", "ridge_point": "FLOP/byte", "intensity": "FLOP/byte", "cost_usd": "USD",
-             "device_hours": "device-h"}
-    return named.get(key, "")
+def parse_amount(text) -> float:
+    """A non-negative amount such as a price in USD per hour: '3', '2.49' (the library checks the range)."""
+    try:
+        return units.parse_number(str(text).strip(), "amount")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number like 3 or 2.49; got {text!r}") from None
+
+
+FLAGS = {
+    "--model": dict(metavar="NAME", help="a named shape, e.g. llama-3-8b (hwlib.models)"),
+    "--params": dict(type=parse_count, metavar="N", help="parameter count N, e.g. 7e9 or 7B"),
+    "--gpu": dict(metavar="NAME", help=GPU_HELP),
+    "--gpus": dict(type=parse_whole, default=1, metavar="G", aliases=("--devices",),
+                   help="devices G that share the work (default 1)"),
+    "--mfu": dict(type=parse_fraction, default=0.4, metavar="U",
+                  help="model FLOPs utilisation u in (0, 1], e.g. 0.4 or 40%% (default 0.4)"),
+    "--price": dict(type=parse_amount, metavar="USD", help="USD per device-hour (default: the spec sheet's, if any)"),
+    "--tokens": dict(type=parse_count, metavar="D", help="tokens D processed in all, e.g. 15.6T"),
+    "--seq": dict(type=parse_context, metavar="S", help="tokens of context per sequence (4k = 4096; default 4096 "
+                                                        "or the model's context when shorter)"),
+    "--batch": dict(type=parse_whole, default=1, metavar="B", help="sequences processed together (default 1)"),
+    "--dtype": dict(default="bf16", metavar="DTYPE", help="storage format of weights and KV cache (default bf16)"),
+    "--precision": dict(metavar="P", help="precision of the peak FLOP/s (default: the part's best 16-bit format, "
+                                          "bf16; fp16 on a T4)"),
+    "--json": dict(action="store_true", help="print one JSON document (hwlib.calculator.SCHEMA, SI units)"),
+}
+"""The flag vocabulary of every calculator command: one name, one type, one meaning. `flag(p, name)`
+adds one; `aliases` are old spellings, accepted but hidden from --help."""
+
+
+def flag(parser, name, **overrides):
+    """Add the shared flag `name` (a key of FLAGS) to `parser`; overrides change default/required/help."""
+    spec = {**FLAGS[name], **overrides}
+    aliases = spec.pop("aliases", ())
+    dest = name.lstrip("-").replace("-", "_")
+    parser.add_argument(name, dest=dest, **spec)
+    for alias in aliases:                      # hidden: same destination, never overwrites a given value
+        hidden = {k: v for k, v in spec.items() if k not in ("help", "default", "required", "metavar")}
+        parser.add_argument(alias, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS, **hidden)
 
 
 class Report:
-    """Collects formula lines (for people) and, for --json, one record per result in the schema of
-    `hwlib estimate`: {"command", "inputs", "quantities": [{key, value, unit, formula, inputs, text}]},
-    plus "outputs" {key: value} and "formulas" {key: formula} for scripts written against them."""
+    """A command's view over one `hwlib.calculator.Result`: each `add` makes a Quantity (formula from
+    the FORMULAS beside its function) and a line "formula = numbers = result"; `emit` prints the
+    lines or, with --json, `Result.document(command)`."""
 
     def __init__(self, command: str, **inputs):
-        self.command, self.inputs, self.outputs, self.formulas, self.lines = command, inputs, {}, {}, []
-        self.quantities = []
+        self.command, self.lines = command, []
+        self.result = calculator.Result(inputs=inputs)
+
+    @property
+    def inputs(self) -> dict:
+        return self.result.inputs
 
     def say(self, text: str):
         self.lines.append(text)
 
-    def result(self, key: str, formula: str, numbers: str | None, value, human: str):
-        self.outputs[key], self.formulas[key] = value, formula
-        self.quantities.append({"key": key, "value": value, "unit": _unit(key), "formula": formula,
-                                "inputs": numbers or "", "text": human})
-        self.say(" = ".join(p for p in (formula, numbers, human) if p))
+    def add(self, key, label, value, unit, function, numbers="", human=None, formula=None, line=None):
+        """A quantity computed by `function`; `human` is the value as this command prints it, `line`
+        the whole printed line when a table reads better than "formula = numbers = result"."""
+        q = self.result.add(calculator.quantity(key, label, value, unit, function, numbers or "", formula))
+        shown = human or q.text()
+        if line is not None:
+            self.say(line)
+        elif isinstance(value, (bool, str)):      # a verdict: "label: formula, numbers -> verdict"
+            self.say(f"{label}: {q.formula}" + (f", {numbers}" if numbers else "") + f" -> {shown}")
+        else:
+            self.say(" = ".join(p for p in (q.formula, numbers, shown) if p))
+        return value
+
+    def given(self, key, label, value, unit, source, human=None):
+        """A number read, not computed (a spec-sheet field): no formula, its source as the inputs."""
+        q = self.result.add(calculator.Quantity(key, label, value, unit, "", "hwlib.specs.get", source))
+        return q if human is None else self.say(human)
+
+    def warn(self, text: str):
+        self.result.warnings.append(text)
+        self.say(f"warning: {text}")
 
     def emit(self, as_json: bool) -> int:
         if as_json:
-            print(json.dumps({"command": self.command, "inputs": self.inputs, "quantities": self.quantities,
-                              "outputs": self.outputs, "formulas": self.formulas}, indent=2, ensure_ascii=False))
+            doc = calculator.validate(self.result.document(self.command))
+            print(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
         else:
             print("\n".join(self.lines))
         return 0
@@ -152,13 +199,22 @@ def _fit_words(acc) -> str:
             f"{units.format_bytes(memory.CUDA_CONTEXT_BYTES, binary=True)} of CUDA context free")
 
 
+_SPEC_UNITS = {"memory_bytes": "bytes", "bandwidth": "bytes/s", "l2_bytes": "bytes", "compute_units": "",
+               "tdp_watts": "W", "interconnect_bandwidth": "bytes/s", "price_per_hour_usd": "USD/h",
+               "release_year": ""}
+
+
 def cmd_specs(args) -> int:
     if args.name is None:
         rows = specs.table(precision=args.precision or "bf16")
         if args.json:
-            print(json.dumps({"command": "specs", "precision": rows[0]["precision"], "accelerators": rows},
-                             indent=2, ensure_ascii=False))
-            return 0
+            rep = Report("specs", precision=rows[0]["precision"])
+            for r in rows:
+                if r["ridge_point"]:
+                    rep.add(f"ridge_point[{r['name']}]", f"ridge point of {r['name']}", r["ridge_point"],
+                            "FLOP/byte", roofline.ridge_point, f"{fmt(r['peak_flops'])} / {fmt(r['bandwidth'])}")
+            rep.result.details["accelerators"] = rows
+            return rep.emit(True)
         p = rows[0]["precision"]
         print(f"{'accelerator':<15}{'memory':>10}{'bandwidth':>12}{p + ' peak (dense)':>20}{'ridge I* = π/β':>17}")
         for r in rows:
@@ -169,26 +225,24 @@ def cmd_specs(args) -> int:
         return 0
     acc = specs.get(args.name)
     args.precision = _precision(acc, args.precision)
-    fields = [k for k in ("memory_bytes", "bandwidth", "l2_bytes", "compute_units", "tdp_watts",
-                          "interconnect_bandwidth", "price_per_hour_usd", "release_year")
-              if getattr(acc, k) is not None]
-    rep = Report("specs", name=acc.name, precision=args.precision)
-    rep.outputs.update({k: getattr(acc, k) for k in fields})
-    rep.outputs["peak_flops"] = {p: acc.peak_flops(p) for p in acc.precisions()}
-    rep.outputs["sources"] = {k: acc.source(k) for k in fields + acc.precisions()}
+    fields = [k for k in _SPEC_UNITS if getattr(acc, k) is not None]
+    rep = Report("specs", gpu=acc.name, precision=args.precision)
     rep.say(f"{acc.name} ({acc.vendor}, {acc.kind})")
     for k in fields:
         v = getattr(acc, k)
         shown = (f"{units.format_bytes(v, binary=True)} ({units.format_bytes(v)})" if k.endswith("bytes")
                  else units.format_bandwidth(v) + (" per direction" if k == "interconnect_bandwidth" else "")
                  if "bandwidth" in k else fmt(v))
-        rep.say(f"  {k:<24}{shown:<28}[{acc.confidence(k)}] {acc.source(k)}")
+        rep.given(k, k.replace("_", " "), v, _SPEC_UNITS[k], acc.source(k),
+                  f"  {k:<24}{shown:<28}[{acc.confidence(k)}] {acc.source(k)}")
     for p in acc.precisions():
-        rep.say(f"  {'peak ' + p + ' (dense)':<24}{units.format_rate(acc.peak_flops(p)):<28}"
-                f"[{acc.confidence(p)}] {acc.source(p)}")
+        rep.add(f"peak_flops_{p}", f"peak {p} (dense)", acc.peak_flops(p), "FLOP/s", specs.Accelerator.peak_flops,
+                acc.source(p), f"{units.format_rate(acc.peak_flops(p))} [{acc.confidence(p)}]")
+    rep.result.details["confidence"] = {k: acc.confidence(k) for k in fields + acc.precisions()}
     pi = acc.peak_flops(args.precision)
     ridge = roofline.ridge_point(pi, acc.bandwidth)
-    rep.result("ridge_point", "I* = π/β", f"{fmt(pi)} / {fmt(acc.bandwidth)}", ridge, f"{ridge:.0f} FLOP/byte")
+    rep.add("ridge_point", f"ridge point ({args.precision})", ridge, "FLOP/byte", roofline.ridge_point,
+            f"{fmt(pi)} / {fmt(acc.bandwidth)}", f"{ridge:.0f} FLOP/byte")
     return rep.emit(args.json)
 
 
@@ -197,30 +251,30 @@ def cmd_roofline(args) -> int:
     args.precision = _precision(acc, args.precision)
     pi, beta = acc.peak_flops(args.precision), acc.bandwidth
     rep = Report("roofline", gpu=acc.name, precision=args.precision, peak_flops=pi, bandwidth=beta)
-    ridge = roofline.ridge_point(pi, beta)
-    rep.result("ridge_point", "I* = π/β", f"{fmt(pi)} / {fmt(beta)}", ridge, f"{ridge:.1f} FLOP/byte")
+    ridge = rep.add("ridge_point", "ridge point", roofline.ridge_point(pi, beta), "FLOP/byte", roofline.ridge_point,
+                    f"{fmt(pi)} / {fmt(beta)}", f"{roofline.ridge_point(pi, beta):.1f} FLOP/byte")
     intensity = args.intensity
     if args.matmul:
         m, n, k = args.matmul
         b = memory.bytes_per_value(args.precision)
-        intensity = roofline.matmul_intensity(m, n, k, b)
         rep.inputs.update(m=m, n=n, k=k, bytes_per_element=b)
-        rep.result("intensity", "I = 2mnk / ((mk + kn + mn)·b)",
-                   f"2 × {fmt(m)} × {fmt(n)} × {fmt(k)} / (({fmt(m * k)} + {fmt(k * n)} + {fmt(m * n)}) × {fmt(b)})",
-                   intensity, f"{intensity:.4g} FLOP/byte")
-        f, q = 2 * m * n * k, (m * k + k * n + m * n) * b
+        intensity = rep.add("intensity", f"intensity of a {m}×{k} by {k}×{n} matmul",
+                            roofline.matmul_intensity(m, n, k, b), "FLOP/byte", roofline.matmul_intensity,
+                            f"2 × {fmt(m)} × {fmt(n)} × {fmt(k)} / (({fmt(m * k)} + {fmt(k * n)} + {fmt(m * n)})"
+                            f" × {fmt(b)})", f"{roofline.matmul_intensity(m, n, k, b):.4g} FLOP/byte")
+        f, q = flops.matmul_flops(m, n, k), (m * k + k * n + m * n) * b
         t = roofline.time_s(f, q, pi, beta)
-        rep.result("time_s", "t ≥ max(2mnk/π, bytes/β)", f"max({fmt(f)} / {fmt(pi)}, {fmt(q)} / {fmt(beta)})",
-                   t, units.format_seconds(t))
+        rep.add("time_s", "time lower bound", t, "s", roofline.time_s,
+                f"max({fmt(f)} / {fmt(pi)}, {fmt(q)} / {fmt(beta)})", units.format_seconds(t))
     if intensity is not None:
         rep.inputs["intensity"] = intensity
         p = roofline.attainable(intensity, pi, beta)
-        rep.result("attainable_flops_per_s", "P = min(π, β·I)",
-                   f"min({fmt(pi)}, {fmt(beta)} × {fmt(intensity)})", p,
-                   f"{units.format_rate(p)} ({100 * p / pi:.0f} % of peak)")
-        rep.outputs["bound"] = roofline.bound(intensity, pi, beta)
-        rep.formulas["bound"] = "memory if I < I* else compute"
-        rep.say(f"{rep.outputs['bound']}-bound (I = {intensity:.4g} {'<' if intensity < ridge else '≥'} I* = {ridge:.1f})")
+        rep.add("attainable_flops_per_s", "attainable FLOP/s", p, "FLOP/s", roofline.attainable,
+                f"min({fmt(pi)}, {fmt(beta)} × {fmt(intensity)})",
+                f"{units.format_rate(p)} ({100 * p / pi:.0f} % of peak)")
+        side = roofline.bound(intensity, pi, beta)
+        rep.add("bound", "bound", side, "", roofline.bound,
+                f"I = {intensity:.4g} {'<' if intensity < ridge else '≥'} I* = {ridge:.1f}", f"{side}-bound")
     return rep.emit(args.json)
 
 
@@ -228,38 +282,41 @@ def cmd_memory(args) -> int:
     shape, n = _model_and_params(args)
     b = memory.bytes_per_value(args.dtype)
     args.seq = _seq(shape, args.seq)
-    rep = Report("memory", n_params=n, dtype=args.dtype, seq_len=args.seq, batch=args.batch,
-                 model=shape.name if shape else None)
+    rep = Report("memory", model=shape.name if shape else None, n_params=n, dtype=args.dtype,
+                 seq_len=args.seq, batch=args.batch, gpu=None)
     if shape:
         rep.say(f"{shape.name}: N = {n:,.0f} parameters ({shape.source})")
-    w = memory.weights_bytes(n, args.dtype)
-    rep.result("weights_bytes", memory.FORMULAS["weights_bytes"], f"{fmt(n)} × {fmt(b)} B", w, _bytes(w))
-    s = memory.training_state_bytes(n)
-    rep.result("training_state_bytes", memory.FORMULAS["training_state_bytes"], f"16 × {fmt(n)} B", s, _bytes(s))
+    w = rep.add("weights_bytes", f"weights ({args.dtype})", memory.weights_bytes(n, args.dtype), "bytes",
+                memory.weights_bytes, f"{fmt(n)} × {fmt(b)} B", _bytes(memory.weights_bytes(n, args.dtype)))
+    s = rep.add("training_state_bytes", "training state (AdamW, mixed precision)", memory.training_state_bytes(n),
+                "bytes", memory.training_state_bytes, f"16 × {fmt(n)} B", _bytes(memory.training_state_bytes(n)))
     for part, v in memory.training_state_breakdown(n).items():
-        rep.outputs[f"training_{part}_bytes"] = v
-        rep.say(f"  {part:<10}{_STATE_BYTES[part]} B/param × {fmt(n)} = {_bytes(v)}")
+        rep.result.details.setdefault("training_state_breakdown", {})[part] = v
+        rep.say(f"  {part:<10}{v / n:g} B/param × {fmt(n)} = {_bytes(v)}")
+    need = w
     if shape:
         kv = memory.kv_cache_bytes_for(shape, args.seq, args.batch, args.dtype)
-        rep.result("kv_cache_bytes", memory.FORMULAS["kv_cache_bytes"],
-                   f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × {fmt(args.seq)} × "
-                   f"{fmt(args.batch)} × {fmt(b)} B", kv, _bytes(kv))
-        total = memory.inference_bytes(n, args.dtype, kv)
-        rep.result("inference_bytes", memory.FORMULAS["inference_bytes"], f"{fmt(w)} + {fmt(kv)} B", total, _bytes(total))
+        rep.add("kv_cache_bytes", f"KV cache ({args.batch} × {args.seq} tokens)", kv, "bytes", memory.kv_cache_bytes,
+                f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × {fmt(args.seq)} × "
+                f"{fmt(args.batch)} × {fmt(b)} B", _bytes(kv))
+        need = rep.add("inference_bytes", "inference memory (weights + KV)", memory.inference_bytes(n, args.dtype, kv),
+                       "bytes", memory.inference_bytes, f"{fmt(w)} + {fmt(kv)} B",
+                       _bytes(memory.inference_bytes(n, args.dtype, kv)))
     else:
+        rep.result.missing["kv_cache_bytes"] = "a model shape: use --model (see hwlib.models.names())"
         rep.say("KV cache: needs a model shape; use --model (see hwlib.models.names())")
     if args.gpu:
         acc = specs.get(args.gpu)
-        need = rep.outputs.get("inference_bytes", w)
-        fits = {"inference": memory.fits(need, acc.memory_bytes), "training_state": memory.fits(s, acc.memory_bytes)}
-        rep.outputs["fits"] = fits
-        rep.outputs["gpus_needed"] = {"inference": memory.devices_needed(need, acc.memory_bytes),
-                                      "training_state": memory.devices_needed(s, acc.memory_bytes)}
-        rep.formulas["fits"] = memory.FORMULAS["fits"] + " (hwlib.memory.fits)"
-        rep.say(f"{_fit_words(acc)}: inference {'fits' if fits['inference'] else 'does not fit'} "
-                f"({rep.outputs['gpus_needed']['inference']} GPU(s)), training state "
-                f"{'fits' if fits['training_state'] else 'does not fit'} "
-                f"({rep.outputs['gpus_needed']['training_state']} GPU(s); activations not counted)")
+        rep.inputs["gpu"] = acc.name
+        rep.say(_fit_words(acc) + ":")
+        for what, m in (("inference", need), ("training_state", s)):
+            ok = memory.fits(m, acc.memory_bytes)
+            rep.add(f"fits_{what}", f"{what.replace('_', ' ')} fits one {acc.name}", ok, "", memory.fits,
+                    f"M = {units.format_bytes(m)}", "fits" if ok else "does not fit")
+            rep.add(f"gpus_needed_{what}", f"{acc.name} GPUs for the {what.replace('_', ' ')}",
+                    memory.devices_needed(m, acc.memory_bytes), "", memory.devices_needed,
+                    f"M = {units.format_bytes(m)}", f"{memory.devices_needed(m, acc.memory_bytes)} GPU(s)")
+        rep.say("(activations not counted; `hwlib estimate` adds them)")
     return rep.emit(args.json)
 
 
@@ -269,23 +326,27 @@ def cmd_train(args) -> int:
     args.precision = _precision(acc, args.precision)
     pi = acc.peak_flops(args.precision)
     price = args.price if args.price is not None else acc.price_per_hour_usd
-    rep = Report("train", n_params=n, n_tokens=args.tokens, gpu=acc.name, precision=args.precision,
-                 peak_flops=pi, n_devices=args.devices, mfu=args.mfu, scaling_efficiency=args.scaling,
-                 price_per_device_hour=price)
-    c = flops.training_flops(n, args.tokens)
-    rep.result("flops", "C = 6ND", f"6 × {fmt(n)} × {fmt(args.tokens)}", c, units.format_flops(c))
-    t = flops.training_time_s(c, pi, args.mfu, args.devices, args.scaling)
-    rep.result("time_s", "t = 6ND / (u·π·G·η)",
-               f"{fmt(c)} / ({fmt(args.mfu)} × {fmt(pi)} × {fmt(args.devices)} × {fmt(args.scaling)})",
-               t, f"{fmt(t)} s = {units.format_seconds(t)}")
-    gpu_hours = t * args.devices / 3600
-    rep.result("device_hours", "t × G / 3600", None, gpu_hours, f"{fmt(gpu_hours)} {acc.name}-hours")
+    g = args.gpus
+    rep = Report("train", model=shape.name if shape else None, n_params=n, tokens=args.tokens, gpu=acc.name,
+                 precision=args.precision, peak_flops=pi, n_gpus=g, mfu=args.mfu,
+                 scaling_efficiency=args.scaling, price_per_hour=price)
+    c = rep.add("training_flops", "training compute", flops.training_flops(n, args.tokens), "FLOP",
+                flops.training_flops, f"6 × {fmt(n)} × {fmt(args.tokens)}",
+                units.format_flops(flops.training_flops(n, args.tokens)))
+    t = flops.training_time_s(c, pi, args.mfu, g, args.scaling)
+    rep.add("training_time_s", f"training time on {g} × {acc.name}", t, "s", flops.training_time_s,
+            f"{fmt(c)} / ({fmt(args.mfu)} × {fmt(pi)} × {fmt(g)} × {fmt(args.scaling)})",
+            f"{fmt(t)} s = {units.format_seconds(t)}")
+    h = flops.device_hours(t, g)
+    rep.add("gpu_hours", "GPU-hours", h, "GPU-h", flops.device_hours, f"{fmt(g)} × {fmt(t)} / 3600",
+            f"{fmt(h)} {acc.name}-hours")
     if price is None:
+        rep.result.missing["cost_usd"] = f"--price USD_PER_HOUR (the sheet has no price for {acc.name})"
         rep.say(f"cost: no price for {acc.name} in the sheet; pass --price USD_PER_HOUR")
     else:
-        cost = flops.cost_usd(t, price, args.devices)
-        rep.result("cost_usd", "$ = t/3600 × p × G", f"{fmt(t)} / 3600 × {fmt(price)} × {fmt(args.devices)}",
-                   cost, units.format_usd(cost))
+        cost = flops.cost_usd(t, price, g)
+        rep.add("cost_usd", "training cost", cost, "USD", flops.cost_usd,
+                f"{fmt(g)} × {fmt(t)} / 3600 × {fmt(price)}", units.format_usd(cost))
     return rep.emit(args.json)
 
 
@@ -296,87 +357,92 @@ def cmd_decode(args) -> int:
     args.seq = _seq(shape, args.seq)
     w = memory.weights_bytes(n, args.dtype)
     kv = memory.kv_cache_bytes_for(shape, args.seq, 1, args.dtype) if shape else 0.0
-    rep = Report("decode", n_params=n, dtype=args.dtype, gpu=acc.name, bandwidth=acc.bandwidth,
-                 batch=args.batch, seq_len=args.seq if shape else None, model=shape.name if shape else None)
-    rep.result("model_bytes", memory.FORMULAS["weights_bytes"], f"{fmt(n)} × {fmt(memory.bytes_per_value(args.dtype))} B", w, _bytes(w))
+    rep = Report("decode", model=shape.name if shape else None, n_params=n, dtype=args.dtype, gpu=acc.name,
+                 precision=args.precision, bandwidth=acc.bandwidth, batch=args.batch,
+                 seq_len=args.seq if shape else None)
+    rep.add("weights_bytes", f"weights ({args.dtype})", w, "bytes", memory.weights_bytes,
+            f"{fmt(n)} × {fmt(memory.bytes_per_value(args.dtype))} B", _bytes(w))
     if shape:
-        rep.result("kv_bytes_per_sequence", "KV = 2·L·h_kv·d_head·s·b", None, kv,
-                   f"{_bytes(kv)} at {fmt(args.seq)} tokens")
+        rep.add("kv_bytes_per_sequence", f"KV cache of one sequence ({args.seq} tokens)", kv, "bytes",
+                memory.kv_cache_bytes, f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × "
+                f"{fmt(args.seq)} × 1 × {fmt(memory.bytes_per_value(args.dtype))} B", _bytes(kv))
+    else:
+        rep.result.missing["kv_bytes_per_sequence"] = "a model shape: use --model"
     tps = flops.decode_tokens_per_s_bound(w, acc.bandwidth, args.batch, kv)
-    rep.result("tokens_per_s_bound", "tokens/s ≤ B·β / (W + B·KV)",
-               f"{fmt(args.batch)} × {fmt(acc.bandwidth)} / ({fmt(w)} + {fmt(args.batch)} × {fmt(kv)})",
-               tps, f"{units.format_quantity(tps, 'tokens/s')} ({units.format_quantity(tps / args.batch, 'per sequence')})")
+    rep.add("tokens_per_s_bound", f"bandwidth ceiling (batch {args.batch})", tps, "tokens/s",
+            flops.decode_tokens_per_s_bound,
+            f"{fmt(args.batch)} × {fmt(acc.bandwidth)} / ({fmt(w)} + {fmt(args.batch)} × {fmt(kv)})",
+            f"{units.format_quantity(tps, 'tokens/s')} ({units.format_quantity(tps / args.batch, 'per sequence')})")
     need = w + args.batch * kv
     gpus = memory.devices_needed(need, acc.memory_bytes)
-    rep.outputs["fits_one_device"] = gpus == 1
+    rep.add("fits_one_device", f"weights + KV cache fit one {acc.name}", gpus == 1, "", memory.fits,
+            f"M = {units.format_bytes(need)}", "fits" if gpus == 1 else "does not fit")
     if gpus > 1:
-        warning = (f"warning: weights + KV cache ({units.format_bytes(need)}) do not fit one {acc.name} "
-                   f"({units.format_bytes(acc.memory_bytes, binary=True)}, less {memory.HEADROOM:.0%} headroom "
-                   f"and the CUDA context): they need {gpus} devices; the ceilings assume one device held them")
-        rep.outputs["warnings"] = [warning]
-        rep.say(warning)
-    try:
-        pi = acc.peak_flops(args.precision)
-    except ValueError as exc:  # e.g. a T4 has no bf16 rate: the bandwidth bound still stands
-        rep.say(f"compute ceiling not shown: {exc}")
+        rep.warn(f"weights + KV cache ({units.format_bytes(need)}) do not fit one {acc.name} "
+                 f"({units.format_bytes(acc.memory_bytes, binary=True)}, less {memory.HEADROOM:.0%} headroom "
+                 f"and the CUDA context): they need {gpus} devices; the ceilings assume one device held them")
+    if args.precision not in acc.precisions():      # e.g. a T4 has no bf16 rate: the bandwidth bound still stands
+        why = f"{acc.name} has no {args.precision} rate (it has {', '.join(acc.precisions())})"
+        rep.result.missing["tokens_per_s_compute_bound"] = why
+        rep.say(f"compute ceiling not shown: {why}")
     else:
-        compute = pi / flops.forward_flops(n, 1)
-        rep.result("tokens_per_s_compute_bound", "tokens/s ≤ π / 2N", f"{fmt(pi)} / (2 × {fmt(n)})",
-                   compute, units.format_quantity(compute, "tokens/s"))
+        pi = acc.peak_flops(args.precision)
+        compute = flops.decode_tokens_per_s_compute_bound(n, pi)
+        rep.add("tokens_per_s_compute_bound", f"compute ceiling ({args.precision})", compute, "tokens/s",
+                flops.decode_tokens_per_s_compute_bound, f"{fmt(pi)} / (2 × {fmt(n)})",
+                units.format_quantity(compute, "tokens/s"))
         rep.say("memory-bound: the bandwidth ceiling is the lower one" if tps < compute
                 else "compute-bound at this batch: the compute ceiling is the lower one")
     return rep.emit(args.json)
 
 
 def _common(p, fn, params_or_model=False):
-    p.add_argument("--json", action="store_true", help="print one JSON object (SI units)")
+    flag(p, "--json")
     p.set_defaults(func=fn)
     if params_or_model:
         g = p.add_mutually_exclusive_group(required=True)
-        g.add_argument("--params", type=parse_count, metavar="N", help="parameter count, e.g. 7e9 or 7B")
-        g.add_argument("--model", metavar="NAME", help="a named shape, e.g. llama-3-8b (hwlib.models)")
+        flag(g, "--params")
+        flag(g, "--model")
 
 
 def register(subparsers) -> None:
     """Add specs, roofline, memory, train and decode to the `hwlib` command line."""
     p = subparsers.add_parser("specs", help="accelerator spec sheet (all, or one with sources)")
     p.add_argument("name", nargs="?", help="accelerator, e.g. h100; omit for the table")
-    p.add_argument("--precision", help="precision for peak and ridge (default: the part's best 16-bit "
-                                        "format, bf16 or fp16; bf16 for the table)")
+    flag(p, "--precision", help="precision for peak and ridge (default: the part's best 16-bit format, bf16 or "
+                                "fp16; bf16 for the table)")
     _common(p, cmd_specs)
 
     p = subparsers.add_parser("roofline", help="ridge point, attainable FLOP/s and bound of a kernel")
-    p.add_argument("--gpu", required=True, metavar="NAME", help=GPU_HELP)
-    p.add_argument("--precision", help="default: the part's best 16-bit format (bf16; fp16 on a T4)")
+    flag(p, "--gpu", required=True)
+    flag(p, "--precision")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--intensity", type=float, metavar="I", help="arithmetic intensity, FLOP/byte")
     g.add_argument("--matmul", type=parse_whole, nargs=3, metavar=("M", "N", "K"), help="an M×K by K×N matmul")
     _common(p, cmd_roofline)
 
     p = subparsers.add_parser("memory", help="weights, training state and KV cache in bytes")
-    p.add_argument("--dtype", default="bf16", help="weights/KV dtype (default bf16)")
-    p.add_argument("--seq", type=parse_context, help="context length for the KV cache (4k = 4096; default 4096 "
-                                                    "or the model's context when shorter)")
-    p.add_argument("--batch", type=parse_whole, default=1, help="sequences for the KV cache")
-    p.add_argument("--gpu", metavar="NAME", help="say whether it fits this accelerator; " + GPU_HELP)
+    flag(p, "--dtype")
+    flag(p, "--seq")
+    flag(p, "--batch")
+    flag(p, "--gpu", help="say whether it fits this accelerator; " + GPU_HELP)
     _common(p, cmd_memory, params_or_model=True)
 
     p = subparsers.add_parser("train", help="training FLOPs (6ND), time and cost")
-    p.add_argument("--tokens", type=parse_count, required=True, metavar="D", help="training tokens, e.g. 15.6T")
-    p.add_argument("--gpu", required=True, metavar="NAME", help=GPU_HELP)
-    p.add_argument("--gpus", "--devices", dest="devices", type=parse_whole, default=1, metavar="G",
-                   help="devices G (default 1; --devices is the same flag)")
-    p.add_argument("--mfu", type=parse_fraction, default=0.4, help="model FLOPs utilisation in (0, 1], e.g. 0.4 or 40%% (default 0.4)")
-    p.add_argument("--scaling", type=parse_fraction, default=1.0, help="scaling efficiency across devices (default 1)")
-    p.add_argument("--price", type=float, help="USD per device-hour (default: the sheet's, if any)")
-    p.add_argument("--precision", help="peak used (default: the part's best 16-bit format, bf16 or fp16)")
+    flag(p, "--tokens", required=True, help="training tokens D, e.g. 15.6T")
+    flag(p, "--gpu", required=True)
+    flag(p, "--gpus")
+    flag(p, "--mfu")
+    p.add_argument("--scaling", type=parse_fraction, default=1.0, metavar="ETA",
+                   help="scaling efficiency η across devices (default 1)")
+    flag(p, "--price")
+    flag(p, "--precision")
     _common(p, cmd_train, params_or_model=True)
 
     p = subparsers.add_parser("decode", help="bandwidth ceiling on decoding tokens/s")
-    p.add_argument("--gpu", required=True, metavar="NAME", help=GPU_HELP)
-    p.add_argument("--dtype", default="bf16", help="weights/KV dtype (default bf16)")
-    p.add_argument("--batch", type=parse_whole, default=1, metavar="B", help="sequences decoded together")
-    p.add_argument("--seq", type=parse_context, help="context per sequence (KV read, with --model; 4k = 4096; "
-                                                    "default 4096 or the model's context)")
-    p.add_argument("--precision", help="precision of the compute ceiling (default: the part's best 16-bit format)")
+    flag(p, "--gpu", required=True)
+    flag(p, "--dtype")
+    flag(p, "--batch")
+    flag(p, "--seq")
+    flag(p, "--precision")
     _common(p, cmd_decode, params_or_model=True)

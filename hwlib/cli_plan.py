@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from . import calculator, diagnose, specs
-from .cli_calc import GPU_HELP, parse_context, parse_count, parse_fraction, parse_whole
+from .cli_calc import flag, parse_context, parse_count, parse_whole
 
 
 def cmd_estimate(args) -> int:
@@ -17,12 +17,13 @@ def cmd_estimate(args) -> int:
         raise ValueError("give --model NAME (see `hwlib.models.names()`) or --params N")
     est = calculator.estimate(args.model, n_params=args.params, tokens=args.tokens, gpu=args.gpu,
                               n_gpus=args.gpus, mfu=args.mfu, price_per_hour=args.price,
-                              precision=args.precision, weights_dtype=args.dtype, seq_len=args.seq,
-                              batch=args.batch, train_seq_len=args.train_seq, micro_batch=args.micro_batch,
-                              attention=args.attention, zero_stage=args.zero, recompute=args.recompute)
+                              precision=args.precision, weights_dtype=args.dtype, kv_dtype=args.dtype,
+                              seq_len=args.seq, batch=args.batch, train_seq_len=args.train_seq,
+                              micro_batch=args.micro_batch, attention=args.attention, zero_stage=args.zero,
+                              recompute=args.recompute)
     if args.json:
-        print(json.dumps({"command": "estimate", "inputs": est.inputs, "quantities": est.rows(),
-                          "missing": est.missing}, default=str, indent=2))
+        doc = calculator.validate(est.document("estimate"))
+        print(json.dumps(doc, default=str, indent=2, ensure_ascii=False))
     else:
         print(est)
     return 0
@@ -30,28 +31,30 @@ def cmd_estimate(args) -> int:
 
 def cmd_diagnose(args) -> int:
     precision = args.precision or specs.get(args.gpu).default_precision()
-    result = diagnose.kernel(args.flops, args.bytes, args.gpu, precision, name=args.name,
-                             kind=args.kind, measured_s=args.measured_s)
-    print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
+    d = diagnose.kernel(args.flops, args.bytes, args.gpu, precision, name=args.name,
+                        kind=args.kind, measured_s=args.measured_s)
+    if args.json:
+        doc = calculator.validate(d.result().document("diagnose"))
+        print(json.dumps(doc, default=str, indent=2, ensure_ascii=False))
+    else:
+        print(d.summary())
     return 0
 
 
 def register(subparsers) -> None:
     """Add estimate and diagnose to the `hwlib` command line."""
     p = subparsers.add_parser("estimate", help="memory, FLOPs, time and cost of a model on an accelerator")
-    p.add_argument("--model", help="a named shape, e.g. llama-3-8b (or give --params)")
-    p.add_argument("--params", type=parse_count, metavar="N", help="parameter count, e.g. 350M")
-    p.add_argument("--tokens", type=parse_count, metavar="D", help="training tokens, e.g. 7B")
-    p.add_argument("--gpu", default="H100 SXM", metavar="NAME", help=GPU_HELP + " (default H100 SXM)")
-    p.add_argument("--gpus", "--devices", dest="gpus", type=parse_whole, default=1, metavar="G",
-                   help="devices for training (default 1; --devices is the same flag)")
-    p.add_argument("--mfu", type=parse_fraction, default=0.4, help="model FLOPs utilisation in (0, 1], e.g. 0.4 or 40%% (default 0.4)")
-    p.add_argument("--price", type=float, metavar="USD", help="price per device-hour (default: spec sheet)")
-    p.add_argument("--precision", help="peak used for time (default bf16, fp16 where absent)")
-    p.add_argument("--dtype", default="bf16", help="weights dtype for inference memory (default bf16)")
-    p.add_argument("--seq", type=parse_context, metavar="S", help="serving: context per sequence, e.g. 4k "
-                                                                 "(default 4096 or the model's context)")
-    p.add_argument("--batch", type=parse_whole, default=1, metavar="B", help="serving: sequences decoded together")
+    flag(p, "--model", help="a named shape, e.g. llama-3-8b (or give --params)")
+    flag(p, "--params")
+    flag(p, "--tokens", help="training tokens D, e.g. 7B (without it: no training time or cost)")
+    flag(p, "--gpu", default="H100 SXM")
+    flag(p, "--gpus", help="devices G for training (default 1)")
+    flag(p, "--mfu")
+    flag(p, "--price")
+    flag(p, "--precision")
+    flag(p, "--dtype", help="storage format of weights and KV cache for inference (default bf16)")
+    flag(p, "--seq", help="serving: tokens of context per sequence, e.g. 4k (default 4096 or the model's context)")
+    flag(p, "--batch", help="serving: sequences decoded together (default 1)")
     p.add_argument("--train-seq", type=parse_context, metavar="S", help="training: tokens per sequence "
                                                                        "(default 4096 or the model's context)")
     p.add_argument("--micro-batch", type=parse_whole, default=1, metavar="b", help="training: sequences per GPU step")
@@ -60,17 +63,17 @@ def register(subparsers) -> None:
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3), help="ZeRO stage (default 0)")
     p.add_argument("--recompute", choices=("none", "selective", "full"), default="none",
                    help="activation recomputation (default none)")
-    p.add_argument("--json", action="store_true", help="machine-readable output (SI units)")
+    flag(p, "--json")
     p.set_defaults(func=cmd_estimate)
 
     p = subparsers.add_parser("diagnose", help="place a kernel on the roofline and name the remedies")
     p.add_argument("--flops", type=parse_count, required=True, help="FLOPs the kernel performs")
     p.add_argument("--bytes", type=parse_count, required=True, help="bytes it moves to and from memory")
-    p.add_argument("--gpu", required=True, metavar="NAME", help=GPU_HELP)
-    p.add_argument("--precision", help="peak compared with (default: the part's best 16-bit format)")
+    flag(p, "--gpu", required=True)
+    flag(p, "--precision")
     p.add_argument("--name", default="kernel")
     p.add_argument("--kind", default="generic", choices=list(diagnose.KINDS),
                    help="what the kernel is; picks the remedies (e.g. gemv for batch-1 decode)")
     p.add_argument("--measured-s", type=float, metavar="T", help="a measured time, to compare with the roof")
-    p.add_argument("--json", action="store_true", help="machine-readable output (SI units)")
+    flag(p, "--json")
     p.set_defaults(func=cmd_diagnose)

@@ -29,7 +29,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from . import _check, roofline, specs, units
+from . import _check, calculator, roofline, specs, units
+
+FORMULAS = {
+    "kernel.fraction_of_peak": "P / π",
+    "kernel.achieved_flops": "F / t_measured",
+    "kernel.fraction_of_attainable": "(F / t_measured) / P",
+    "kernel.near_ridge": "I*/2 < I < 2·I*",
+}
+"""The formulas this module adds to `hwlib.roofline.FORMULAS` (the one copy, as `Diagnosis.result` prints them)."""
 
 LAUNCH_OVERHEAD_S = 5e-6
 """Order of magnitude of one kernel launch [s]: ~2.5 µs back to back on an H200 and ~6 µs cold in
@@ -128,6 +136,46 @@ class Diagnosis:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def result(self) -> calculator.Result:
+        """This diagnosis as `hwlib.calculator` Quantity records (what `hwlib diagnose --json` prints):
+        the roofline numbers with the formulas beside `hwlib.roofline`'s functions, the remedies and
+        the will-not-help list under details."""
+        res = calculator.Result(inputs={"name": self.name, "gpu": self.gpu, "precision": self.precision,
+                                        "kind": self.kind, "tier": self.tier, "flops": self.flops,
+                                        "bytes_moved": self.bytes_moved, "measured_s": self.measured_s})
+        f, q, pi, beta = _g(self.flops), _g(self.bytes_moved), _g(self.peak_flops), _g(self.bandwidth)
+        rows = [("peak_flops", f"peak ({self.precision})", self.peak_flops, "FLOP/s", specs.Accelerator.peak_flops,
+                 self.gpu),
+                ("bandwidth", f"bandwidth of {self.tier}", self.bandwidth, "bytes/s", None, self.gpu),
+                ("intensity", "arithmetic intensity", self.intensity, "FLOP/byte", roofline.intensity, f"{f} / {q}"),
+                ("ridge_point", "ridge point", self.ridge_point, "FLOP/byte", roofline.ridge_point, f"{pi} / {beta}"),
+                ("bound", "bound", self.bound, "", roofline.bound,
+                 f"I = {_g(self.intensity)}, I* = {_g(self.ridge_point)}"),
+                ("attainable_flops", "attainable FLOP/s", self.attainable_flops, "FLOP/s", roofline.attainable,
+                 f"min({pi}, {beta} × {_g(self.intensity)})"),
+                ("fraction_of_peak", "fraction of peak", self.fraction_of_peak, "", _FRACTION_OF_PEAK,
+                 f"{_g(self.attainable_flops)} / {pi}"),
+                ("time_lower_bound_s", "time lower bound", self.time_lower_bound_s, "s", roofline.time_s,
+                 f"max({f} / {pi}, {q} / {beta})"),
+                ("near_ridge", "near the ridge", self.near_ridge, "", "near_ridge",
+                 f"I = {_g(self.intensity)}, I* = {_g(self.ridge_point)}")]
+        if self.measured_s is not None:
+            rows += [("achieved_flops", "achieved FLOP/s", self.achieved_flops, "FLOP/s", _ACHIEVED,
+                      f"{f} / {_g(self.measured_s)} s"),
+                     ("fraction_of_attainable", "fraction of the roof", self.fraction_of_attainable, "",
+                      _FRACTION_OF_ATTAINABLE, f"{_g(self.achieved_flops)} / {_g(self.attainable_flops)}")]
+        for key, label, value, unit, fn, numbers in rows:
+            if fn is None:      # read from the sheet or given: no formula
+                res.add(calculator.Quantity(key, label, value, unit, "", "hwlib.specs.get", numbers))
+            elif isinstance(fn, str):
+                res.add(calculator.Quantity(key, label, value, unit, FORMULAS[f"kernel.{fn}"], "hwlib.diagnose.kernel",
+                                            numbers))
+            else:
+                res.add(calculator.quantity(key, label, value, unit, fn, numbers))
+        res.warnings.extend(self.warnings)
+        res.details.update(remedies=list(self.remedies), will_not_help=list(self.will_not_help))
+        return res
+
     def summary(self) -> str:
         """A few lines a reader can paste into a lab notebook."""
         side = f"{self.bound}-bound" + (" (near the ridge: both roofs matter)" if self.near_ridge else "")
@@ -146,6 +194,15 @@ class Diagnosis:
 
     def __str__(self) -> str:
         return self.summary()
+
+
+_FRACTION_OF_PEAK, _ACHIEVED, _FRACTION_OF_ATTAINABLE = "fraction_of_peak", "achieved_flops", "fraction_of_attainable"
+
+
+def _g(x) -> str:
+    """A number inside a formula line: three figures, no '+' in the exponent (2.7e8)."""
+    s = f"{x:.3g}"
+    return s.replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
 
 
 def _accelerator(gpu):

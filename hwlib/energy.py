@@ -21,6 +21,14 @@ import yaml
 
 from . import _check, sourced
 
+FORMULAS = {
+    "joules_per_token": "E = P / r",
+    "decode_joules_per_token": "E = P / r, r = B·β / (W + B·KV)",
+    "hbm_joules_per_token": "E_HBM = (W + B·KV) · 8 bit · e_bit / B",
+    "kwh": "E / 3.6e6 J/kWh",
+}
+"""The formula each function of this module evaluates, as the calculators print it (the one copy)."""
+
 DATA_PATH = Path(__file__).with_name("data") / "energy.yaml"
 J_PER_KWH = 3.6e6
 

@@ -19,6 +19,18 @@ from __future__ import annotations
 
 from . import _check, memory
 
+FORMULAS = {
+    "lora_params": "N_lora = L · Σ r·(d_in + d_out)",
+    "model_finetune_bytes.weights.full": "16 B × N",
+    "model_finetune_bytes.weights.lora": "2 B × N",
+    "model_finetune_bytes.weights.qlora": "4.127 bit × N (NF4 + double quant)",
+    "model_finetune_bytes.adapters": "16 B × N_lora",
+    "model_finetune_bytes.activations": "checkpointed layers + one layer recomputed",
+    "model_finetune_bytes.total": "weights + adapters + activations",
+    "finetune_flops": "(4 or 6)·N·D + 2·N·D recompute",
+}
+"""The formula each function of this module evaluates, as the calculators print it (the one copy)."""
+
 LINEARS = ("q", "k", "v", "o", "gate", "up", "down")
 METHODS = ("full", "lora", "qlora")
 

@@ -15,6 +15,27 @@ from . import _check
 SECONDS_PER_HOUR = 3600.0
 PF_DAY_FLOP = 1e15 * 24 * 3600  # one petaFLOP/s sustained for a day
 
+FORMULAS = {
+    "matmul_flops": "F = 2·m·n·k",
+    "forward_flops": "F = 2·N·D",
+    "training_flops": "C = 6·N·D",
+    "prefill_flops": "F = 2·N·s·B",
+    "attention_flops": "F = 2·L·n_ctx·d_attn·D",
+    "training_time_s": "t = C / (u·π·G·η)",
+    "cost_usd": "$ = G·t/3600 × p",
+    "device_hours": "G·t / 3600 s",
+    "tokens_per_s": "r = D / t",
+    "usd_per_million_tokens": "$/10⁶ tokens = G·p · 10⁶ / (3600·r)",
+    "mfu": "u = achieved FLOP/s / π",
+    "training_flops_per_s": "6·N·r",
+    "decode_tokens_per_s_bound": "r ≤ B·β / (W + B·KV)",
+    "decode_tokens_per_s_compute_bound": "r ≤ π / (2·N)",
+    "pf_days": "C / (10¹⁵ × 86400)",
+    "chinchilla_tokens": "D ≈ 20·N",
+}
+"""The formula each function of this module evaluates, as the calculators print it (the one copy:
+`hwlib.calculator`, the command line and the in-page calculator read it from here)."""
+
 
 def matmul_flops(m, n, k):
     """(m×k)·(k×n): F = 2mnk  [FLOP], one multiply and one add per inner-product term. §2.2, §4.2."""
@@ -116,6 +137,33 @@ def decode_tokens_per_s_bound(model_bytes, bandwidth, batch=1, kv_bytes=0.0):
     b = _check.positive("batch", batch)
     kv = _check.nonnegative("kv_bytes", kv_bytes)
     return b * beta / (w + b * kv)
+
+
+def decode_tokens_per_s_compute_bound(n_params, peak_flops):
+    """Compute ceiling on decoding: tokens/s ≤ π / 2N  [tokens/s] (2N FLOP per token, at peak).
+
+    Binds once the batch passes the ridge point. Source: chapter 8, §8.2; chapter 9, §9.5.
+    """
+    return _check.positive("peak_flops", peak_flops) / forward_flops(n_params, 1)
+
+
+def device_hours(seconds, n_devices=1):
+    """Device-hours G·t / 3600 s  [device-h]: what a cloud bill counts. Source: chapter 9, §9.7."""
+    return _check.nonnegative("seconds", seconds) * _check.integer("n_devices", n_devices) / SECONDS_PER_HOUR
+
+
+def tokens_per_s(n_tokens, seconds):
+    """Throughput r = D / t  [tokens/s]: tokens processed in `seconds`. Source: chapter 9, §9.7."""
+    return _check.positive("n_tokens", n_tokens) / _check.positive("seconds", seconds)
+
+
+def usd_per_million_tokens(tokens_per_second, price_per_device_hour, n_devices=1):
+    """Serving cost per million tokens: G·p · 10⁶ / (3600 · r)  [USD], r = tokens/s of all G devices.
+
+    One H100 at $3/h decoding 2,000 tokens/s: $0.42 per million. Source: chapter 9, §9.7.
+    """
+    r = _check.positive("tokens_per_second", tokens_per_second)
+    return cost_usd(1e6 / r, price_per_device_hour, n_devices)
 
 
 def pf_days(total_flops):

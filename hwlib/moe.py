@@ -22,6 +22,18 @@ import yaml
 
 from . import _check, memory
 
+FORMULAS = {
+    "MoEShape.total_params": "N_total = every expert + attention + embeddings",
+    "MoEShape.active_params": "N_active = k routed + shared experts + attention + embeddings",
+    "MoEShape.weights_bytes": "W = N_total·b",
+    "MoEShape.forward_flops_per_token": "F = 2·N_active",
+    "all_to_all_bytes": "A = 4·T·k·d·b·(P−1)/P per MoE layer (fwd + bwd)",
+    "expert_parallel_step.all_to_all_s": "t_a2a = A / β_link",
+    "expert_parallel_step.compute_s": "t_c = 18·T·k·d·d_ff / (u·π)",
+    "binding_bandwidth": "β* = 2/9 · b · (P−1)/P · u·π / d_ff",
+}
+"""The formula each function of this module evaluates, as the calculators print it (the one copy)."""
+
 DATA_PATH = Path(__file__).with_name("data") / "moe.yaml"
 
 

@@ -14,6 +14,19 @@ import numpy as np
 from . import _check
 from .memory import element_bytes
 
+FORMULAS = {
+    "ridge_point": "I* = π / β",
+    "attainable": "P = min(π, β·I)",
+    "bound": "memory if I < I*, else compute",
+    "intensity": "I = F / Q",
+    "matmul_intensity": "I = 2mnk / ((mk + kn + mn)·b)",
+    "elementwise_intensity": "I = c / ((r + w)·b)",
+    "in_flight_bytes": "N = T × L",
+    "time_s": "t = max(F/π, Q/β)",
+}
+"""The formula each function of this module evaluates, as the calculators print it (the one copy:
+`hwlib.calculator`, `hwlib.diagnose`, the command line and the in-page calculator read it here)."""
+
 
 def ridge_point(peak_flops, bandwidth):
     """Machine balance / ridge point I* = π / β  [FLOP/byte].

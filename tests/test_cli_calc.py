@@ -28,6 +28,11 @@ def run_json(capsys, *argv):
     return json.loads(out)
 
 
+def values(doc) -> dict:
+    """{key: value} of a calculator document's quantities."""
+    return {q["key"]: q["value"] for q in doc["quantities"]}
+
+
 @pytest.mark.parametrize("text, value", [
     ("7e9", 7e9), ("350M", 350e6), ("350m", 350e6), ("7B", 7e9), ("15.6T", 15.6e12), ("16_384", 16384),
     ("4k", 4000), ("1.3b", 1.3e9), ("12", 12), ("2,048", 2048), ("70G", 70e9),
@@ -58,8 +63,8 @@ def test_train_prints_formula_and_matches_library(capsys):
     code, out, _ = run(capsys, "train", "--params", "350M", "--tokens", "7B", "--gpu", "h100",
                        "--mfu", "0.35", "--price", "3")
     assert code == 0
-    assert "C = 6ND = 6 × 3.5e8 × 7e9 = 1.47e19 FLOP" in out
-    assert "t = 6ND / (u·π·G·η) = 1.47e19 / (0.35 × 9.89e14 × 1 × 1) = 4.24e4 s = 11.8 h" in out
+    assert "C = 6·N·D = 6 × 3.5e8 × 7e9 = 1.47e19 FLOP" in out
+    assert "t = C / (u·π·G·η) = 1.47e19 / (0.35 × 9.89e14 × 1 × 1) = 4.24e4 s = 11.8 h" in out
     assert "$35.37" in out
     data = run_json(capsys, "train", "--params", "350M", "--tokens", "7B", "--gpu", "h100", "--mfu", "0.35",
                     "--price", "3", "--devices", "8", "--scaling", "0.9")
@@ -67,19 +72,22 @@ def test_train_prints_formula_and_matches_library(capsys):
     assert data["inputs"]["n_params"] == 350e6 and data["inputs"]["peak_flops"] == H100.peak_flops("bf16")
     c = flops.training_flops(350e6, 7e9)
     t = flops.training_time_s(c, H100.peak_flops("bf16"), 0.35, 8, 0.9)
-    assert data["outputs"]["flops"] == c
-    assert data["outputs"]["time_s"] == pytest.approx(t, rel=1e-12)
-    assert data["outputs"]["cost_usd"] == pytest.approx(flops.cost_usd(t, 3.0, 8))
-    assert data["formulas"]["flops"] == "C = 6ND"
+    v = values(data)
+    assert v["training_flops"] == c
+    assert v["training_time_s"] == pytest.approx(t, rel=1e-12)
+    assert v["cost_usd"] == pytest.approx(flops.cost_usd(t, 3.0, 8))
+    assert v["gpu_hours"] == pytest.approx(8 * t / 3600)
+    assert {q["key"]: q["formula"] for q in data["quantities"]}["training_flops"] == flops.FORMULAS["training_flops"]
 
 
 def test_train_price_defaults_to_sheet_or_is_omitted(capsys):
     data = run_json(capsys, "train", "--params", "1B", "--tokens", "20B", "--gpu", "h100")
-    assert data["inputs"]["price_per_device_hour"] == H100.price_per_hour_usd
-    assert "cost_usd" in data["outputs"]
+    assert data["inputs"]["price_per_hour"] == H100.price_per_hour_usd
+    assert "cost_usd" in values(data)
     priceless = next(a.name for a in specs.all() if a.price_per_hour_usd is None and "bf16" in a.precisions())
     code, out, _ = run(capsys, "train", "--params", "1B", "--tokens", "20B", "--gpu", priceless)
     assert code == 0 and "--price" in out
+    assert "--price" in run_json(capsys, "train", "--params", "1B", "--tokens", "20B", "--gpu", priceless)["missing"]["cost_usd"]
 
 
 def test_train_with_model_uses_its_parameter_count(capsys):
@@ -95,25 +103,28 @@ def test_memory(capsys):
     assert "--model" in out  # no shape -> explains how to get a KV cache
     data = run_json(capsys, "memory", "--model", "llama-3-8b", "--seq", "8k", "--batch", "4", "--gpu", "h100")
     n = models.get("llama-3-8b").n_params()
-    assert data["outputs"]["weights_bytes"] == memory.weights_bytes(n)
-    assert data["outputs"]["training_state_bytes"] == 16 * n
-    assert data["outputs"]["training_adam_bytes"] == 8 * n
-    assert data["outputs"]["kv_cache_bytes"] == memory.kv_cache_bytes(32, 8, 128, 8192, 4) == 4 * 2**30
-    assert data["outputs"]["fits"] == {"inference": True, "training_state": False}
+    v = values(data)
+    assert v["weights_bytes"] == memory.weights_bytes(n)
+    assert v["training_state_bytes"] == 16 * n
+    assert data["details"]["training_state_breakdown"]["adam"] == 8 * n
+    assert v["kv_cache_bytes"] == memory.kv_cache_bytes(32, 8, 128, 8192, 4) == 4 * 2**30
+    assert v["fits_inference"] is True and v["fits_training_state"] is False
+    assert v["gpus_needed_training_state"] == memory.devices_needed(16 * n, H100.memory_bytes) == 2
 
 
 def test_roofline(capsys):
     code, out, _ = run(capsys, "roofline", "--gpu", "h100", "--intensity", "100")
     assert code == 0
-    assert "I* = π/β = 9.89e14 / 3.35e12 = 295.3 FLOP/byte" in out
+    assert "I* = π / β = 9.89e14 / 3.35e12 = 295.3 FLOP/byte" in out
     assert "P = min(π, β·I) = min(9.89e14, 3.35e12 × 100) = 335 TFLOP/s" in out
     assert "memory-bound" in out
     data = run_json(capsys, "roofline", "--gpu", "h100", "--matmul", "8192", "8192", "8192")
-    assert data["outputs"]["intensity"] == pytest.approx(roofline.matmul_intensity(8192, 8192, 8192, 2))
-    assert data["outputs"]["bound"] == "compute"
-    assert data["outputs"]["attainable_flops_per_s"] == H100.peak_flops("bf16")
+    v = values(data)
+    assert v["intensity"] == pytest.approx(roofline.matmul_intensity(8192, 8192, 8192, 2))
+    assert v["bound"] == "compute"
+    assert v["attainable_flops_per_s"] == H100.peak_flops("bf16")
     data = run_json(capsys, "roofline", "--gpu", "h100", "--precision", "fp8", "--matmul", "16", "4096", "4096")
-    assert data["inputs"]["bytes_per_element"] == 1 and data["outputs"]["bound"] == "memory"
+    assert data["inputs"]["bytes_per_element"] == 1 and values(data)["bound"] == "memory"
 
 
 def test_decode(capsys):
@@ -125,23 +136,24 @@ def test_decode(capsys):
     shape = models.get("llama-3-8b")
     kv = memory.kv_cache_bytes_for(shape, 4096)
     expected = flops.decode_tokens_per_s_bound(memory.weights_bytes(shape.n_params()), H100.bandwidth, 16, kv)
-    assert data["outputs"]["tokens_per_s_bound"] == pytest.approx(expected)
-    assert data["outputs"]["kv_bytes_per_sequence"] == kv
+    assert values(data)["tokens_per_s_bound"] == pytest.approx(expected)
+    assert values(data)["kv_bytes_per_sequence"] == kv
     # the T4 has no bf16: the compute ceiling defaults to its fp16 (the free Colab GPU works as is)
     data = run_json(capsys, "decode", "--params", "1.3B", "--gpu", "t4")
-    assert data["outputs"]["tokens_per_s_bound"] == pytest.approx(specs.get("T4").bandwidth / 2.6e9)
-    assert data["outputs"]["tokens_per_s_compute_bound"] == pytest.approx(specs.get("T4").peak_flops("fp16") / 2.6e9)
-    assert data["inputs"]["n_params"] == 1.3e9 and data["outputs"]["fits_one_device"] is True
+    v = values(data)
+    assert v["tokens_per_s_bound"] == pytest.approx(specs.get("T4").bandwidth / 2.6e9)
+    assert v["tokens_per_s_compute_bound"] == pytest.approx(specs.get("T4").peak_flops("fp16") / 2.6e9)
+    assert data["inputs"]["n_params"] == 1.3e9 and v["fits_one_device"] is True
     # a part asked for a precision it lacks still gets its bandwidth bound
     data = run_json(capsys, "decode", "--params", "1.3B", "--gpu", "t4", "--precision", "bf16")
-    assert "tokens_per_s_compute_bound" not in data["outputs"]
+    assert "tokens_per_s_compute_bound" not in values(data) and "bf16" in data["missing"]["tokens_per_s_compute_bound"]
 
 
 def test_decode_warns_when_the_weights_do_not_fit(capsys):
     code, out, _ = run(capsys, "decode", "--model", "llama-3-70b", "--gpu", "h100")
     assert code == 0 and "warning: weights + KV cache" in out and "need 2 devices" in out
     data = run_json(capsys, "decode", "--model", "llama-3-70b", "--gpu", "h100")
-    assert data["outputs"]["fits_one_device"] is False and data["outputs"]["warnings"]
+    assert values(data)["fits_one_device"] is False and "need 2 devices" in data["warnings"][0]
 
 
 @pytest.mark.parametrize("argv", [["specs", "t4"], ["train", "--gpu", "t4", "--params", "124M", "--tokens", "10B"],
@@ -165,7 +177,7 @@ def test_bare_hwlib_prints_usage_and_gpu_help_lists_names(capsys):
 def test_integer_and_fraction_flags(capsys):
     data = run_json(capsys, "train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--mfu", "40%",
                     "--gpus", "8")
-    assert data["inputs"]["mfu"] == 0.4 and data["inputs"]["n_devices"] == 8
+    assert data["inputs"]["mfu"] == 0.4 and data["inputs"]["n_gpus"] == 8
     same = run_json(capsys, "train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--mfu", "0.4",
                     "--devices", "8")
     assert same == data                                   # --devices is the same flag as --gpus
@@ -201,11 +213,13 @@ def test_specs(capsys):
     code, out, _ = run(capsys, "specs", "H100", "--precision", "fp8")
     assert code == 0 and H100.source("bf16") in out and H100.source("bandwidth") in out
     data = run_json(capsys, "specs", "h100")
-    assert data["outputs"]["bandwidth"] == H100.bandwidth
-    assert data["outputs"]["peak_flops"]["bf16"] == H100.peak_flops("bf16")
-    assert data["outputs"]["ridge_point"] == pytest.approx(H100.ridge_point("bf16"))
+    v = values(data)
+    assert v["bandwidth"] == H100.bandwidth
+    assert v["peak_flops_bf16"] == H100.peak_flops("bf16")
+    assert v["ridge_point"] == pytest.approx(H100.ridge_point("bf16"))
+    assert {q["key"]: q["inputs"] for q in data["quantities"]}["bandwidth"] == H100.source("bandwidth")
     table = run_json(capsys, "specs", "--precision", "fp8")
-    assert {r["name"] for r in table["accelerators"]} == set(specs.names())
+    assert {r["name"] for r in table["details"]["accelerators"]} == set(specs.names())
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -251,7 +265,7 @@ def test_subprocess_exit_codes():
                      "--json")
     assert ok.returncode == 0, ok.stderr
     data = json.loads(ok.stdout)
-    assert data["outputs"]["time_s"] / 86400 == pytest.approx(67.7, abs=0.1)
+    assert values(data)["training_time_s"] / 86400 == pytest.approx(67.7, abs=0.1)
     for argv in (["train", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--mfu", "1.5"],
                  ["decode", "--params", "lots", "--gpu", "h100"],
                  ["specs", "nope"]):

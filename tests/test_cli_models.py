@@ -13,13 +13,19 @@ def run(capsys, *argv):
     return rc, out.out, out.err
 
 
+def values(out) -> dict:
+    """{key: value} of the quantities of one calculator JSON document."""
+    return {q["key"]: q["value"] for q in json.loads(out)["quantities"]}
+
+
 def test_moe_json_matches_library(capsys):
     rc, out, _ = run(capsys, "moe", "--model", "deepseek-v3", "--ep", "64", "--link", "50e9", "--json")
-    data = json.loads(out)["outputs"]
+    data = values(out)
     m = moe.get("DeepSeek-V3")
     assert rc == 0 and data["total_params"] == m.total_params() and data["active_params"] == m.active_params()
     step = moe.expert_parallel_step(m, 4096, 64, "H100 SXM", 50e9)
-    assert data["all_to_all_s"] == pytest.approx(step["all_to_all_s"]) and data["bound"] == "all-to-all"
+    assert data["all_to_all_s"] == pytest.approx(step["all_to_all_s"])
+    assert json.loads(out)["details"]["bound"] == "all-to-all"
     assert data["kv_bytes_per_sequence"] == attention.kv_cache_bytes_for(m, 4096)
 
 
@@ -34,23 +40,24 @@ def test_text_output_shows_formulas(capsys):
 
 def test_finetune_and_energy_json(capsys):
     _, out, _ = run(capsys, "finetune", "--method", "qlora", "--json")
-    assert json.loads(out)["outputs"]["total_bytes"] == finetune.model_finetune_bytes("Llama 2 7B")["total"]
+    assert values(out)["total_bytes"] == finetune.model_finetune_bytes("Llama 2 7B")["total"]
     _, out, _ = run(capsys, "rent", "--task", "train-gpt2", "--json")
-    assert [r["accelerator"] for r in json.loads(out)["rows"]] == [r["accelerator"] for r in rent.table("train-gpt2")]
+    rows = json.loads(out)["details"]["rows"]
+    assert [r["accelerator"] for r in rows] == [r["accelerator"] for r in rent.table("train-gpt2")]
+    fitting = [r for r in rows if r["fits"]]
+    assert values(out) == {f"usd[{r['accelerator']}]": r["usd"] for r in fitting} and fitting
     _, out, _ = run(capsys, "energy", "--power", "350", "--json")
     assert json.loads(out)["inputs"]["power_w"] == 350
-    assert json.loads(out)["outputs"]["joules_per_token"] == pytest.approx(
-        energy.joules_per_token(350, json.loads(out)["outputs"]["tokens_per_s"])
-    )
+    assert values(out)["joules_per_token"] == pytest.approx(energy.joules_per_token(350, values(out)["tokens_per_s"]))
 
 
 def test_speculative_pays_only_when_memory_bound(capsys):
     _, out, _ = run(capsys, "speculative", "--batch", "1", "--json")
-    small = json.loads(out)["outputs"]
+    small, small_bound = values(out), json.loads(out)["details"]["verify_bound"]
     _, out, _ = run(capsys, "speculative", "--batch", "1024", "--json")
-    large = json.loads(out)["outputs"]
-    assert small["verify_bound"] == "memory" and small["speedup"] > 1
-    assert large["verify_bound"] == "compute" and large["speedup"] < 1
+    large, large_bound = values(out), json.loads(out)["details"]["verify_bound"]
+    assert small_bound == "memory" and small["speedup"] > 1
+    assert large_bound == "compute" and large["speedup"] < 1
     assert small["expected_tokens"] == pytest.approx(attention.speculative_expected_tokens(0.8, 4))
 
 

@@ -31,15 +31,23 @@ def test_estimate_json_is_si(capsys):
     by_key = {q["key"]: q for q in data["quantities"]}
     assert by_key["training_flops"]["value"] == pytest.approx(6 * 350e6 * 7e9)
     assert by_key["training_flops"]["unit"] == "FLOP" and by_key["training_time_s"]["unit"] == "s"
-    assert all(q["formula"] for q in by_key.values())
+    assert all(q["formula"] for k, q in by_key.items() if k != "n_params")     # N was given: an input
+    assert by_key["n_params"]["formula"] == "" and by_key["n_params"]["function"] == "argument n_params"
 
 
 def test_diagnose_json_and_summary(capsys):
     code, out, _ = run(capsys, "diagnose", "--flops", "2.7e8", "--bytes", "1.3e8", "--gpu", "h100", "--json")
     data = json.loads(out)
+    v = {q["key"]: q["value"] for q in data["quantities"]}
     expected = diagnose.kernel(2.7e8, 1.3e8, "h100")
-    assert code == 0 and data["bound"] == "memory" == expected.bound
-    assert data["attainable_flops"] == pytest.approx(expected.attainable_flops)
+    assert code == 0 and v["bound"] == "memory" == expected.bound
+    assert v["attainable_flops"] == pytest.approx(expected.attainable_flops)
+    assert data["details"]["remedies"] == list(expected.remedies)
+    code, out, _ = run(capsys, "diagnose", "--flops", "2.7e8", "--bytes", "1.3e8", "--gpu", "h100",
+                       "--measured-s", "1e-5", "--json")
+    data = json.loads(out)
+    assert {q["key"]: q["value"] for q in data["quantities"]}["achieved_flops"] == pytest.approx(2.7e13)
+    assert any("faster than the roofline" in w for w in data["warnings"])
     code, out, _ = run(capsys, "diagnose", "--flops", "1e12", "--bytes", "1e9", "--gpu", "h100")
     assert "compute-bound" in out and "try:" in out
 
@@ -72,23 +80,3 @@ def test_estimate_separates_training_and_serving_and_aliases_devices(capsys):
     assert quantities("--devices", "8", "--zero", "3") == quantities("--gpus", "8", "--zero", "3")
     code, _, err = run(capsys, "estimate", "--model", "llama-2-7b", "--seq", "8k")
     assert code == 2 and "exceeds the context of Llama 2 7B" in err
-
-
-def test_every_calculator_command_shares_the_quantity_schema(capsys):
-    """estimate, train, memory, decode, roofline: {"command", "inputs", "quantities": [...]} with the
-    same fields per quantity (issue 15: one JSON shape)."""
-    commands = [["estimate", "--params", "350M", "--tokens", "7B"],
-                ["train", "--params", "350M", "--tokens", "7B", "--gpu", "h100"],
-                ["memory", "--model", "gpt2"], ["decode", "--params", "7B", "--gpu", "h100"],
-                ["roofline", "--gpu", "h100", "--matmul", "16", "4096", "4096"]]
-    for argv in commands:
-        code, out, err = run(capsys, *argv, "--json")
-        assert code == 0, err
-        data = json.loads(out)
-        assert {"command", "inputs", "quantities"} <= set(data), argv
-        assert data["quantities"], argv
-        for q in data["quantities"]:
-            assert {"key", "value", "unit", "formula", "inputs", "text"} <= set(q), (argv, q)
-    code, out, _ = run(capsys, "train", "--params", "350M", "--tokens", "7B", "--gpu", "h100", "--json")
-    units_by_key = {q["key"]: q["unit"] for q in json.loads(out)["quantities"]}
-    assert units_by_key["flops"] == "FLOP" and units_by_key["time_s"] == "s" and units_by_key["cost_usd"] == "USD"

@@ -231,6 +231,8 @@ BAD = [
     (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=0, stage=1), "n_devices"),
     (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=8, stage=1, optimizer_bytes_per_param=-12), "optimizer_bytes_per_param"),
     (memory.zero_bytes_per_device, dict(n_params=0, n_devices=8, stage=1), "n_params"),
+    (memory.training_bytes_per_device, dict(state_bytes=-1, activation_bytes=1e9), "state_bytes"),
+    (memory.training_bytes_per_device, dict(state_bytes=1e9, activation_bytes=float("nan")), "activation_bytes"),
 ]
 
 

@@ -152,3 +152,19 @@ def ddp_step_time_s(compute_s, comm_s, n_buckets=None, backward_fraction=2 / 3):
     t_fwd, t_bwd = (1.0 - phi) * c, phi * c
     result = t_fwd + np.maximum(t_bwd + m * inv_k, t_bwd * inv_k + m)
     return float(result) if np.ndim(result) == 0 else result
+
+
+def backward_hides_comm_tokens(comm_s, n_params, peak_flops, mfu, backward_fraction=2 / 3):
+    """Tokens per device per step from which the backward pass lasts as long as a communication of
+    `comm_s` seconds, so DDP can hide it:  T = t_comm · u·π / (φ · 6N)  [tokens],
+    with φ = `backward_fraction` of the 6N training FLOPs per token, u = `mfu`, π = `peak_flops`
+    (FLOP/s). Source: Li et al. 2020 (DDP overlaps with the backward pass only); chapter 10 §10.4."""
+    m = _check.nonnegative("comm_s", comm_s)
+    n = _check.positive("n_params", n_params)
+    pi = _check.positive("peak_flops", peak_flops)
+    u = _check.positive("mfu", mfu)
+    phi = _check.positive("backward_fraction", backward_fraction)
+    if np.ndim(phi) != 0 or phi > 1:
+        raise ValueError(f"backward_fraction must be one fraction in (0, 1] (4N of 6N FLOPs: 2/3); "
+                         f"got {backward_fraction!r}")
+    return m * u * pi / (phi * 6.0 * n)

@@ -238,6 +238,13 @@ def format_sci(x, digits: int = 3) -> str:
     return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
+def format_pct(x, decimals: int = 0) -> str:
+    """A fraction as a percentage for prose, with a space before the sign: 0.4 -> '40 %',
+    format_pct(0.0123, 1) -> '1.2 %'."""
+    value = _scalar("x", x)
+    return f"{100 * value:.{_check.integer('decimals', decimals, minimum=0)}f} %"
+
+
 _COUNT_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _DIGITS = "0123456789"
 

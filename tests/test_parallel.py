@@ -118,6 +118,10 @@ BAD = [
     (parallel.step_time_s, dict(compute_s=1, comm_s=float("nan")), "comm_s"),
     (parallel.step_time_s, dict(compute_s=1, comm_s=1, overlap=1.5), "overlap"),
     (parallel.step_time_s, dict(compute_s=1, comm_s=1, overlap=[0.5, 0.6]), "overlap"),
+    (parallel.backward_hides_comm_tokens, dict(comm_s=-1, n_params=1e9, peak_flops=1e15, mfu=0.4), "comm_s"),
+    (parallel.backward_hides_comm_tokens, dict(comm_s=1, n_params=0, peak_flops=1e15, mfu=0.4), "n_params"),
+    (parallel.backward_hides_comm_tokens, dict(comm_s=1, n_params=1e9, peak_flops=1e15, mfu=0.4,
+                                               backward_fraction=1.5), "backward_fraction"),
 ]
 
 

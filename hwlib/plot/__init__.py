@@ -356,3 +356,10 @@ def energy_per_operation(rows=None, ax=None):
     ax.legend(handles=[Patch(color=c, label=names[t]) for t, c in tier_colour.items()
                        if any(r["tier"] == t for r in rows)], fontsize="small", loc="upper right")
     return fig, ax
+
+from hwlib.plot.intensity import matmul_intensity_vs_size  # noqa: E402,F401
+from hwlib.plot.scaling import allreduce_traffic, bandwidth_tiers, ddp_efficiency, pipeline_bubble, zero_memory  # noqa: E402,F401
+from hwlib.plot.budgets import activations_vs_sequence, inference_memory, kv_cache_vs_context, training_memory, training_state  # noqa: E402,F401
+from hwlib.plot.serving import decode_bound, decode_ceiling_vs_peak, mfu_vs_batch  # noqa: E402,F401
+from hwlib.plot.pitfalls import dp_hiding, overhead_exposure, range_loss  # noqa: E402,F401
+from hwlib.plot.ticks import finish_axes, label_decades_only  # noqa: E402,F401

@@ -31,25 +31,11 @@ _pick_backend()
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import EngFormatter  # noqa: E402
 
-from hwlib import provenance  # noqa: E402
-
-# Okabe & Ito (2008), "Color Universal Design": colour-blind-safe qualitative palette.
-OKABE_ITO = {
-    "blue": "#0072B2", "vermillion": "#D55E00", "bluish_green": "#009E73", "orange": "#E69F00",
-    "reddish_purple": "#CC79A7", "sky_blue": "#56B4E9", "yellow": "#F0E442", "black": "#000000",
-}
-PALETTE = list(OKABE_ITO.values())
-LINESTYLES = ["-", "--", "-.", (0, (1, 1)), (0, (5, 1, 1, 1, 1, 1))]
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
-
-
-def color(i: int) -> str:
-    """The i-th colour of the Okabe–Ito palette (cycles)."""
-    return PALETTE[i % len(PALETTE)]
-
-
-def _axes(ax):
-    return plt.subplots(figsize=(7.0, 4.6), layout="constrained") if ax is None else (ax.figure, ax)
+# The shared primitives (palette, axes, source labels, sweep marks) live in the leaf _base module.
+from hwlib.plot._base import (  # noqa: E402,F401
+    LINESTYLES, MARKERS, OKABE_ITO, PALETTE, _axes, _label, _title, color, l2_plateau, mark_launch_bound,
+    source_label,
+)
 
 
 def _resolve(acc):
@@ -74,9 +60,6 @@ def _log_axes(ax, xlabel: str, ylabel: str, yunit: str, xunit: str | None = None
     if xunit:
         ax.xaxis.set_major_formatter(EngFormatter(unit=xunit))
     ax.grid(True, which="major", alpha=0.3)
-
-
-source_label = provenance.source_label  # 'live on <device>', 'recorded on <device>, <date>', ...
 
 
 def _roof(ax, intensity, peak, bandwidth, col, label, style="-"):
@@ -154,14 +137,6 @@ def _place_kernel(ax, kernel, drawn, marker, source: str) -> None:
         ax.plot([intensity], [measured], marker, color="black", ms=8, label=f"{label}: {source}")
 
 
-_label = provenance.label  # a record's or a run's source in words
-
-
-def _title(what: str, live, recorded=()) -> str:
-    extra = "; ".join(_label(r) for r in recorded)
-    return f"{what} - {_label(live)}" + (f"\nalso shown: {extra}" if extra else "")
-
-
 def sweep(x, y, label: str, *, theory=None, theory_label: str = "theory", xlabel: str = "", ylabel: str = "",
           xunit: str | None = None, yunit: str = "", title: str = "", ax=None, overlays=(), logx=True, logy=True):
     """Generic measured curve (x, y) with an optional theoretical line: a number (horizontal line)
@@ -177,32 +152,6 @@ def sweep(x, y, label: str, *, theory=None, theory_label: str = "theory", xlabel
     ax.set_title(title, fontsize="medium")
     ax.legend(fontsize="small")
     return fig, ax
-
-
-def mark_launch_bound(ax, x, y, flags, label: str = "launch-bound: time = launch cost, not the device"):
-    """Ring the points whose record says launch_bound=True (their rate is a lower bound); returns
-    how many were marked. x, y, flags: equal-length sequences."""
-    pts = [(a, b) for a, b, f in zip(x, y, flags) if f]
-    if pts:
-        ax.plot(*zip(*pts), "o", ms=11, mfc="none", mec="0.25", mew=1.2, ls="none", label=label)
-        ax.legend(fontsize="small")
-    return len(pts)
-
-
-def l2_plateau(ax, points, l2_bytes, col=None):
-    """Draw the in-L2 level of a GPU sweep: the median rate of the points (not launch-bound) whose
-    working set is between L2/8 and L2/2, as a line up to the L2 size; returns that rate or None."""
-    if not l2_bytes:
-        return None
-    inside = [p["bytes_per_s"] for p in points if l2_bytes / 8 <= p["working_set_bytes"] <= l2_bytes / 2
-              and not p.get("launch_bound")]
-    if not inside:
-        return None
-    level = float(np.median(inside))
-    ax.hlines(level, min(p["working_set_bytes"] for p in points), l2_bytes, colors=col or color(0), linestyles="-.",
-              lw=1.2, label=f"L2 plateau ({level / 1e9:.0f} GB/s)")
-    ax.legend(fontsize="small")
-    return level
 
 
 def _rows(rec, **match):

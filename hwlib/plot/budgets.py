@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.ticker import EngFormatter
 
 from hwlib import memory, models, specs, units
-from hwlib.plot import MARKERS, color
+from hwlib.plot._base import MARKERS, color
 from hwlib.plot.ticks import finish_axes
 
 STATE_LABELS = {"weights": "BF16 weights (2 B)", "gradients": "BF16 gradients (2 B)",

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from hwlib import roofline, specs
-from hwlib.plot import color
+from hwlib.plot._base import color
 
 
 def matmul_intensity_vs_size(accelerators=("T4", "H100 SXM"), sizes=None, bytes_per_element: int = 2):

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from hwlib import flops, formats, parallel
-from hwlib.plot import color, source_label
+from hwlib.plot._base import color, source_label
 
 
 def overhead_exposure(moved, seconds, device: str):

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.ticker import EngFormatter, PercentFormatter
 
 from hwlib import flops, interconnect, memory, parallel, specs, units
-from hwlib.plot import MARKERS, color
+from hwlib.plot._base import MARKERS, color
 from hwlib.plot.ticks import finish_axes
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.ticker import EngFormatter, PercentFormatter
 
 from hwlib import flops, memory, models, specs, units
-from hwlib.plot import MARKERS, color, source_label
+from hwlib.plot._base import MARKERS, color, source_label
 from hwlib.plot.ticks import finish_axes
 
 

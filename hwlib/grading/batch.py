@@ -72,9 +72,7 @@ def reap_descendants(rounds: int = 20) -> int:
     return killed
 
 
-def _worker(exercise, expected, sub, cfg, secrets_paths, meta, conn, cpus):
-    from . import grader
-
+def _worker(grade_one, exercise, expected, sub, cfg, secrets_paths, meta, conn, cpus):
     os.setpgrp()
     reaper = _subreaper()
     if cpus and hasattr(os, "sched_setaffinity"):
@@ -84,7 +82,7 @@ def _worker(exercise, expected, sub, cfg, secrets_paths, meta, conn, cpus):
             pass
     executed = None
     try:
-        res, nb = grader.grade_one(exercise, expected, sub, cfg, secrets_paths, meta)
+        res, nb = grade_one(exercise, expected, sub, cfg, secrets_paths, meta)
         if nb is not None:
             try:
                 executed = nbformat.writes(nb)
@@ -131,24 +129,23 @@ def cpu_slots(jobs: int) -> list[tuple | None]:
 
 def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1, secrets_paths=(),
                 progress=print, hard_limit: float | None = None, roster: dict | None = None,
-                resume: bool = False) -> list[tuple[str, str, dict]]:
+                resume: bool = False, *, grade_one, expected_values, checks_digest) -> list[tuple[str, str, dict]]:
     """Grade `files` (identity.Submission, or paths) with up to `jobs` workers; write
     OUT/submissions/<folder>/ and merge OUT/grades.csv (also when interrupted: the finished part).
     A worker still running after `hard_limit` seconds is killed and its submission gets a result
     saying so. With `resume`, a submission whose folder already holds a result for the same file
-    content and the same checks is not graded again."""
+    content and the same checks is not graded again. grade_one, expected_values and checks_digest
+    are hwlib.grading.grader's (call `grader.grade_batch`, which passes them)."""
     subs = [f if isinstance(f, identity.Submission) else identity.Submission(Path(f), Path(f).name)
             for f in files]
     subs_dir = out / identity.SUBMISSIONS
     subs_dir.mkdir(parents=True, exist_ok=True)
-    from . import grader
-
-    expected = grader.expected_values(exercise)
+    expected = expected_values(exercise)
     if hard_limit is None:
         hard_limit = (cfg.timeout_total + cfg.extract_timeout * (len(exercise.checks) + 2)
                       + 30 * (cfg.max_restarts + 3))
     run_id = secrets.token_hex(8)
-    digest = grader.checks_digest(exercise)
+    digest = checks_digest(exercise)
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     batch_tmp = tempfile.mkdtemp(prefix="hwlib-grade-batch-")
     cfg = replace(cfg, tmp_root=batch_tmp)
@@ -192,7 +189,7 @@ def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1
                         continue
                 slot = free.pop(0)
                 reader, writer = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_worker, args=(exercise, expected, sub, cfg, tuple(secrets_paths),
+                proc = ctx.Process(target=_worker, args=(grade_one, exercise, expected, sub, cfg, tuple(secrets_paths),
                                                          meta, writer, slots[slot]))
                 proc.start()
                 writer.close()

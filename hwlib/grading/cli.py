@@ -11,9 +11,6 @@ import signal
 import sys
 from pathlib import Path
 
-EXIT_GRADER = 3
-
-
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "grade", help="grade exercise notebooks (results.json per submission, grades.csv)",
@@ -53,32 +50,6 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def setup(args, exercise):
-    """Checks validated, sandbox and kernel probed: (cfg, expected values). Raises ValueError (exit 2)
-    or GraderSetupError (exit 3)."""
-    from . import grader, sandbox
-
-    for name, value in (("--jobs", args.jobs), ("--timeout-cell", args.timeout_cell),
-                        ("--timeout-total", args.timeout_total), ("--memory-mb", args.memory_mb)):
-        if value is not None and not value > 0:
-            raise ValueError(f"{name} must be > 0; got {value}")
-    grader.expected_values(exercise)          # a broken check stops everything (exit 2)
-    if args.no_sandbox:
-        print("WARNING: --no-sandbox: submissions run UNSANDBOXED (resource limits and a scrubbed "
-              "environment only; they can read your files, see other processes and forge their results)",
-              file=sys.stderr)
-    else:
-        path = sandbox.bwrap_path()
-        ok, why = sandbox.probe(path) if path else (False, "bwrap (bubblewrap) is not installed")
-        if not ok:
-            raise grader.GraderSetupError(
-                f"the sandbox does not work here: {why}. Install bubblewrap >= 0.8 (apt-get install "
-                "bubblewrap), or pass --no-sandbox inside a throw-away container")
-    cfg = grader.configure(exercise, args.timeout_cell, args.timeout_total, args.memory_mb,
-                           use_bwrap=not args.no_sandbox)
-    return cfg
-
-
 def run(args) -> int:
     from . import classreport, grader, identity, spec
 
@@ -95,12 +66,12 @@ def run(args) -> int:
     roster = classreport.read_roster(args.roster) if args.roster else None
     out = Path(args.out)
     try:
-        cfg = setup(args, exercise)
+        cfg = grader.setup(args, exercise)
         secrets = [p for p in (args.checks, str(out)) if p] + sorted({str(s.path.parent) for s in subs})
         grader.preflight(exercise, cfg, secrets)
     except grader.GraderSetupError as exc:
         print(f"hwlib: grader error: {exc}", file=sys.stderr)
-        return EXIT_GRADER
+        return grader.EXIT_GRADER
     if args.jobs > 1:
         slots = grader.cpu_slots(args.jobs)
         print(f"note: --jobs {args.jobs}: " + ("each submission gets its own CPUs; memory and process "
@@ -127,5 +98,5 @@ def run(args) -> int:
     if failed:
         print(f"hwlib: grader error: {len(failed)} of {len(rows)} submission(s) could not be graded for a "
               f"reason on the grader's side (status grader_error), e.g. {failed[0]}", file=sys.stderr)
-        return EXIT_GRADER
+        return grader.EXIT_GRADER
     return 0

@@ -1,11 +1,13 @@
 """Grade one submission (`grade_one`), check the machine can grade (`preflight`), and the settings
-(`configure`). A class is graded by hwlib.grading.batch (`grade_batch`, re-exported here).
+(`configure`, `setup` from the command line's arguments). A class is graded by hwlib.grading.batch
+through `grade_batch` here, which hands it `grade_one`.
 
 Expected values are computed once, in the grader, and never enter a learner's kernel.
 """
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -13,9 +15,11 @@ from pathlib import Path
 
 import nbformat
 
-from . import compare, identity, results, runner, spec
+from . import batch, compare, identity, results, runner, sandbox, spec
 
 MAX_NOTEBOOK_BYTES = identity.MAX_NOTEBOOK_BYTES
+EXIT_GRADER = 3
+"""Exit status of `hwlib grade` when the grader, not the learner, failed (see hwlib.grading.cli)."""
 
 
 class GraderSetupError(RuntimeError):
@@ -175,4 +179,38 @@ def expand(paths):
     return identity.expand(paths)
 
 
-from .batch import GRADER_SIDE, cpu_slots, grade_batch  # noqa: E402,F401  (batch uses grade_one)
+def setup(args, exercise):
+    """The RunConfig for `hwlib grade`'s arguments, after checking them, the exercise's checks and the
+    sandbox. Raises ValueError (exit 2) or GraderSetupError (exit 3)."""
+    for name, value in (("--jobs", args.jobs), ("--timeout-cell", args.timeout_cell),
+                        ("--timeout-total", args.timeout_total), ("--memory-mb", args.memory_mb)):
+        if value is not None and not value > 0:
+            raise ValueError(f"{name} must be > 0; got {value}")
+    expected_values(exercise)          # a broken check stops everything (exit 2)
+    if args.no_sandbox:
+        print("WARNING: --no-sandbox: submissions run UNSANDBOXED (resource limits and a scrubbed "
+              "environment only; they can read your files, see other processes and forge their results)",
+              file=sys.stderr)
+    else:
+        path = sandbox.bwrap_path()
+        ok, why = sandbox.probe(path) if path else (False, "bwrap (bubblewrap) is not installed")
+        if not ok:
+            raise GraderSetupError(
+                f"the sandbox does not work here: {why}. Install bubblewrap >= 0.8 (apt-get install "
+                "bubblewrap), or pass --no-sandbox inside a throw-away container")
+    cfg = configure(exercise, args.timeout_cell, args.timeout_total, args.memory_mb,
+                           use_bwrap=not args.no_sandbox)
+    return cfg
+
+
+GRADER_SIDE = batch.GRADER_SIDE
+cpu_slots = batch.cpu_slots
+
+
+def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1, secrets_paths=(), **options):
+    """Grade a class with `hwlib.grading.batch.grade_batch` (options: progress, hard_limit, roster,
+    resume), each worker calling this module's `grade_one`, `expected_values` and `checks_digest`
+    (looked up when called, so batch needs no import of this module)."""
+    return batch.grade_batch(exercise, files, out, cfg, jobs, secrets_paths,
+                             grade_one=lambda *a: grade_one(*a), expected_values=lambda e: expected_values(e),
+                             checks_digest=lambda e: checks_digest(e), **options)

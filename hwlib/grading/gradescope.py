@@ -56,7 +56,7 @@ def _write_results(root: Path, res: dict) -> Path:
 
 
 def run_gradescope(args, exercise) -> int:
-    from . import cli, grader
+    from . import grader
 
     root = Path(args.autograder_root)
     chosen, why = pick(root / "submission", exercise.id)
@@ -68,7 +68,7 @@ def run_gradescope(args, exercise) -> int:
     sub = identity.Submission(chosen, chosen.name)
     with tempfile.TemporaryDirectory(prefix="hwlib-gradescope-") as tmp:
         try:
-            cfg = cli.setup(args, exercise)
+            cfg = grader.setup(args, exercise)
             grader.preflight(exercise, cfg, [p for p in (args.checks,) if p])
         except grader.GraderSetupError as exc:
             reason = "The autograder could not run on the grader's side; your instructor has been told."
@@ -77,13 +77,13 @@ def run_gradescope(args, exercise) -> int:
             res["extra_data"]["grader_error"] = str(exc)
             _write_results(root, res)
             print(f"hwlib: grader error: {exc}", file=sys.stderr)
-            return cli.EXIT_GRADER
+            return grader.EXIT_GRADER
         rows = grader.grade_batch(exercise, [sub], Path(tmp), cfg, 1,
                                   [p for p in (args.checks,) if p], progress=lambda *_: None)
     (_, _, res), = rows
     path = _write_results(root, res)
     print(f"{sub.identity}: {res['score']:g}/{exercise.max_score:g} {res['extra_data']['status']}; wrote {path}")
-    return cli.EXIT_GRADER if res["extra_data"]["status"] in grader.GRADER_SIDE else 0
+    return grader.EXIT_GRADER if res["extra_data"]["status"] in grader.GRADER_SIDE else 0
 
 
 # ---------------------------------------------------------------------------------- packaging

@@ -245,6 +245,29 @@ def format_pct(x, decimals: int = 0) -> str:
     return f"{100 * value:.{_check.integer('decimals', decimals, minimum=0)}f} %"
 
 
+def format_power_of_two(x) -> str:
+    """An exact power of two as 2 with a superscript exponent: 524288 -> '2¹⁹', 0.25 -> '2⁻²'.
+    ValueError naming the value if it is not a power of two."""
+    value = _scalar("x", x, nonnegative=True)
+    exponent = math.log2(value) if value > 0 else math.nan
+    if not (math.isfinite(exponent) and exponent == int(exponent)):
+        raise ValueError(f"x must be an exact power of two (1, 2, 4, 0.5, ...); got {x!r}")
+    return "2" + str(int(exponent)).translate(_SUPERSCRIPT)
+
+
+def format_sci_html(x, digits: int = 2) -> str:
+    """A number for an HTML table: whole numbers below a million grouped (format_count), numbers from
+    0.01 to 1e5 with digits + 1 significant figures, others as 'm&nbsp;×&nbsp;10<sup>e</sup>' with
+    `digits` significant figures: 3.4e38 -> '3.4&nbsp;×&nbsp;10<sup>38</sup>'."""
+    value, d = _scalar("x", x), _digits(digits)
+    if value == int(value) and abs(value) < 1e6:
+        return format_count(value)
+    if 1e-2 <= abs(value) < 1e5:
+        return f"{value:.{d + 1}g}"
+    mantissa, exponent = f"{value:.{d - 1}e}".split("e")
+    return f"{mantissa}&nbsp;×&nbsp;10<sup>{int(exponent)}</sup>"
+
+
 _COUNT_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _DIGITS = "0123456789"
 

@@ -158,31 +158,6 @@ def _rows(rec, **match):
     return [r for r in rec.get("results", []) if all(r.get(k) == v for k, v in match.items())]
 
 
-def bandwidth_sweep(record: dict, recorded=(), ax=None):
-    """E1 working-set sweep: triad bytes/s against working-set bytes, caches marked, with the
-    device's theoretical bandwidth (GPU: 2 x clock x bus / 8) and recorded runs overlaid."""
-    pts = record.get("sweep") or []
-    if not pts:
-        raise ValueError("record has no 'sweep' (run hwlib.bench.bandwidth with sweep=True)")
-    overlays = [([p["working_set_bytes"] for p in r["sweep"]], [p["bytes_per_s"] for p in r["sweep"]], _label(r))
-                for r in recorded if r.get("sweep")]
-    dev = record["device"]
-    fig, ax = sweep([p["working_set_bytes"] for p in pts], [p["bytes_per_s"] for p in pts], _label(record),
-                    theory=dev.get("theoretical_bandwidth"), theory_label="theoretical DRAM bandwidth (2 x clock x bus / 8)",
-                    xlabel="working set (a + b + c)", ylabel="triad bandwidth (STREAM bytes)", xunit="B",
-                    yunit="B/s", ax=ax, overlays=overlays,
-                    title=_title("E1 bandwidth vs working set", record, recorded))
-    for name, size in [("L2", dev.get("l2_bytes")), ("L3", dev.get("l3_bytes"))]:
-        if size:
-            ax.axvline(size, color="0.4", ls=":", lw=1)
-            ax.annotate(f"{name}", (size, 0.02), xycoords=("data", "axes fraction"), fontsize="small")
-    mark_launch_bound(ax, [p["working_set_bytes"] for p in pts], [p["bytes_per_s"] for p in pts],
-                      [p.get("launch_bound") for p in pts])
-    if dev.get("kind") == "gpu":
-        l2_plateau(ax, pts, dev.get("l2_bytes"))
-    return fig, ax
-
-
 def matmul_sweep(record: dict, recorded=(), shape: str = "square", ax=None):
     """E2 FLOP/s against N (square) or batch rows (skinny), one curve per dtype; the spec-sheet
     peak of each dtype as a line where the device is in hwlib.specs."""
@@ -306,6 +281,13 @@ def energy_per_operation(rows=None, ax=None):
                        if any(r["tier"] == t for r in rows)], fontsize="small", loc="upper right")
     return fig, ax
 
+from hwlib.plot.sources import SOURCE_COLOR, source_bars  # noqa: E402,F401
+from hwlib.plot.bandwidth import bandwidth_sweep  # noqa: E402,F401
+from hwlib.plot.tiers import hierarchy_bars, tile_bars  # noqa: E402,F401
+from hwlib.plot.latency import divergence, littles_law  # noqa: E402,F401
+from hwlib.plot.systolic import array_frames, reuse_and_utilization  # noqa: E402,F401
+from hwlib.plot.balance import fusion, kernels_vs_ridge, peak_vs_bandwidth, skinny_matmul  # noqa: E402,F401
+from hwlib.plot.formats import bit_layout, format_accuracy, loss_scaling, peak_per_format, running_sum  # noqa: E402,F401
 from hwlib.plot.intensity import matmul_intensity_vs_size  # noqa: E402,F401
 from hwlib.plot.scaling import allreduce_traffic, bandwidth_tiers, ddp_efficiency, pipeline_bubble, zero_memory  # noqa: E402,F401
 from hwlib.plot.budgets import activations_vs_sequence, inference_memory, kv_cache_vs_context, training_memory, training_state  # noqa: E402,F401

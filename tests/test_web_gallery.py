@@ -1,4 +1,4 @@
-"""hwlib.web.gallery: recorded runs next to the spec sheet, published numbers marked as not ours."""
+"""hwlib.gallery: recorded runs next to the spec sheet, published numbers marked as not ours."""
 from __future__ import annotations
 
 import re
@@ -7,7 +7,7 @@ import pytest
 
 from hwlib import specs
 from hwlib.bench import recorded
-from hwlib.web import gallery
+from hwlib import gallery
 
 
 def fake_run(device="NVIDIA H100 80GB HBM3", kind="gpu"):

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from hwlib import calculator, memory, models, roofline, units
-from hwlib.web import parity, widgets
+import parity
+from hwlib.web import widgets
 from hwlib.web.transpile import Unsupported, to_js
 
 NODE = shutil.which("node")

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import math
 import random
+import sys
+from pathlib import Path
 
 import pytest
 
 from bookserve import HTML, pages
 from hwlib import roofline, specs
-from hwlib.web import parity
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/parity.py: inputs shared with test_web_transpile
+import parity  # noqa: E402
 
 PAGES = pages()
 

@@ -11,8 +11,8 @@ import math
 import random
 import re
 
-from .. import calculator, memory, models, roofline, specs
-from .widgets import DTYPES, KERNELS
+from hwlib import calculator, memory, models, roofline, specs
+from hwlib.web.widgets import DTYPES, KERNELS
 
 _WHOLE = re.compile(r"(?<![\d.])(-?\d+)\.0(?![\d])")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import html
 
-from .. import memory, specs, units
-from ..bench import recorded
+from hwlib import memory, specs, units
+from hwlib.bench import recorded
 
 # experiment -> (rate key in its results, spec number it is compared with, what the rate is)
 METRICS = {
@@ -162,7 +162,7 @@ def figure(runs=None, published=None):
     """Horizontal bars: achieved fraction of spec for every recorded row and published measurement
     that has one; recorded in blue, published in orange with hatching (not colour alone). Returns
     (fig, ax), or None when nothing has a spec to compare with."""
-    from .. import plot
+    from hwlib import plot
     import matplotlib.pyplot as plt
 
     runs = recorded.load_available() if runs is None else runs

@@ -69,12 +69,41 @@ def test_available_lists_json_only(tmp_path, monkeypatch, run):
         recorded.load_all("empirical_roofline")
 
 
+def shipping_problems(runs) -> list:
+    """Why each loaded run may not ship as recorded GPU data (CPU runs never do); [] when all may."""
+    problems = []
+    for run in runs:
+        if run["backend"] != "cupy" or run["device"].get("kind") != "gpu":
+            problems.append(f"{run['path']}: backend {run['backend']!r} on a {run['device'].get('kind')!r} device")
+        problems += [f"{run['path']}: record {name} is not marked recorded"
+                     for name, r in run["records"].items() if r.get("source") != "recorded"]
+    return problems
+
+
 def test_shipped_runs_load():
-    """Every shipped run loads, and is a GPU run (CPU runs are never shipped as 'recorded GPU' data)."""
+    """Every shipped run loads, and is a GPU run (CPU runs are never shipped as 'recorded GPU' data).
+    There may be none yet: the next test gives this check synthetic files, so it is known to bite."""
     assert recorded.RECORDED_DIR.joinpath("README.md").is_file()
-    for run in recorded.load_available():
-        assert run["backend"] == "cupy" and run["device"]["kind"] == "gpu"
-        assert all(r["source"] == "recorded" for r in run["records"].values())
+    assert shipping_problems(recorded.load_available()) == []
+
+
+def test_shipping_check_and_loader_on_synthetic_run_files(tmp_path, monkeypatch, run):
+    monkeypatch.setattr(recorded, "RECORDED_DIR", tmp_path)
+    gpu = json.loads(json.dumps(run))
+    gpu["backend"] = "cupy"
+    gpu["device"] = dict(gpu["device"], kind="gpu", name="Tesla T4")
+    for rec in gpu["records"].values():
+        rec.pop("device", None)  # the loader gives each record its run's device and date
+    recorded.save(gpu, tmp_path / "t4_2026-01-01.json")
+    assert shipping_problems(recorded.load_available()) == []
+    loaded = recorded.load_available()[0]
+    assert all(r["device"]["name"] == "Tesla T4" and r["date"] == gpu["date"] for r in loaded["records"].values())
+    recorded.save(run, tmp_path / "cpu_2026-01-01.json")  # a CPU run is never shipped
+    (problem,) = shipping_problems(recorded.load_available())
+    assert "cpu_2026-01-01.json" in problem and "'numpy'" in problem
+    (tmp_path / "zz_broken.json").write_text(json.dumps(dict(gpu, schema_version=0)))
+    with pytest.raises(ValueError, match=r"zz_broken\.json: schema_version must be 1\.\.1"):
+        recorded.load_available()
 
 
 def test_published_measurements_have_sources():

@@ -286,7 +286,16 @@ from hwlib.plot.bandwidth import bandwidth_sweep  # noqa: E402,F401
 from hwlib.plot.tiers import hierarchy_bars, tile_bars  # noqa: E402,F401
 from hwlib.plot.latency import divergence, littles_law  # noqa: E402,F401
 from hwlib.plot.systolic import array_frames, reuse_and_utilization  # noqa: E402,F401
-from hwlib.plot.balance import fusion, kernels_vs_ridge, peak_vs_bandwidth, skinny_matmul  # noqa: E402,F401
+from hwlib.plot import balance as _balance  # noqa: E402
+from hwlib.plot.balance import fusion, kernels_vs_ridge, peak_vs_bandwidth  # noqa: E402,F401
+
+
+def skinny_matmul(record: dict, batch, models, recorded=(), own=None):
+    """Chapter 4's skinny-matmul figure (hwlib.plot.balance.skinny_matmul), its left panel drawn by
+    matmul_sweep. Returns (fig, (ax1, ax2))."""
+    return _balance.skinny_matmul(record, batch, models, recorded, own, sweep=matmul_sweep)
+
+
 from hwlib.plot.formats import bit_layout, format_accuracy, loss_scaling, peak_per_format, running_sum  # noqa: E402,F401
 from hwlib.plot.intensity import matmul_intensity_vs_size  # noqa: E402,F401
 from hwlib.plot.scaling import allreduce_traffic, bandwidth_tiers, ddp_efficiency, pipeline_bubble, zero_memory  # noqa: E402,F401

@@ -8,7 +8,6 @@ import numpy as np
 
 from hwlib import roofline, specs
 from hwlib.plot._base import color, source_label
-from hwlib.plot import matmul_sweep
 
 
 def _growth_panel(ax, line, trend_flops: float, trend_dram: float) -> None:
@@ -104,13 +103,14 @@ def fusion(record: dict, accesses: dict, passes: dict, recorded=()):
     return fig, (ax1, ax2)
 
 
-def skinny_matmul(record: dict, batch, models, recorded=(), own=None):
-    """Left: E2's skinny matmul (plot.matmul_sweep, shape='skinny'), with the measuring device's own
+def skinny_matmul(record: dict, batch, models, recorded=(), own=None, *, sweep):
+    """Left: E2's skinny matmul drawn by `sweep` (plot.matmul_sweep, shape='skinny'; passed in, as
+    this module may not import the package that re-exports it), with the measuring device's own
     roofline dotted when `own` = (peak FLOP/s, bandwidth B/s, source text) is given. Right: the
     spec-sheet roofline prediction against batch rows, one curve per `models` entry (label, attainable
     FLOP/s over `batch`, crossover batch) with a dotted line at its crossover. Returns (fig, (ax1, ax2))."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.8, 3.9), layout="constrained")
-    matmul_sweep(record, recorded=recorded, shape="skinny", ax=ax1)
+    sweep(record, recorded=recorded, shape="skinny", ax=ax1)
     if own is not None:
         pi, beta, src = own
         skinny = [r for r in record["results"] if r["shape"] == "skinny"]

@@ -88,8 +88,8 @@ def test_each_chart_of_chapters_1_to_5_has_one_home():
     """Issue 13: the per-format matmul speed chart lives in chapter 2 and the peak-vs-bandwidth growth
     chart in chapter 4; the other chapters cross-reference them instead of drawing near-copies."""
     pages = {p.name: p.read_text() for p in sorted((ROOT / "chapters").glob("*.md"))}
-    speed = [n for n, t in pages.items() if re.search(r"ax\d?\.set_title\(\"Mat(mul throughput|rix multiply speed) per format", t)]
-    growth = [n for n, t in pages.items() if "peak_growth" in t or "Arithmetic outgrows memory" in t]
+    speed = [n for n, t in pages.items() if re.search(r"(set_title\(|source_bars\(\w+, )\"Mat(mul throughput|rix multiply speed) per format", t)]
+    growth = [n for n, t in pages.items() if re.search(r"peak_growth|plot\.peak_vs_bandwidth\(|Arithmetic outgrows memory", t)]
     assert speed == ["02_gpu_anatomy.md"], speed
     assert growth == ["04_arithmetic_intensity.md"], growth
     names = [m for t in pages.values() for m in re.findall(r"^\s*name: (fig-[\w-]+)", t, flags=re.M)]

@@ -20,6 +20,7 @@ FORMULAS = {
     "bound": "memory if I < I*, else compute",
     "intensity": "I = F / Q",
     "matmul_intensity": "I = 2mnk / ((mk + kn + mn)·b)",
+    "matmul_bytes": "Q = (mk + kn + mn)·b",
     "elementwise_intensity": "I = c / ((r + w)·b)",
     "in_flight_bytes": "N = T × L",
     "time_s": "t = max(F/π, Q/β)",
@@ -81,6 +82,17 @@ def matmul_intensity(m, n, k, bytes_per_element):
     k_ = _check.positive("k", k)
     b = element_bytes("bytes_per_element", bytes_per_element)
     return 2.0 * m_ * n_ * k_ / ((m_ * k_ + k_ * n_ + m_ * n_) * b)
+
+
+def matmul_bytes(m, n, k, bytes_per_element):
+    """Minimum bytes of C[m×n] = A[m×k]·B[k×n], each matrix read or written once:
+    Q = (mk + kn + mn)·b  [bytes]; b in bytes or a dtype name ("bf16"). With flops.matmul_flops
+    (2mnk) it gives the intensity of `matmul_intensity`. Source: §4.2; chapter 6, §6.3."""
+    m_ = _check.positive("m", m)
+    n_ = _check.positive("n", n)
+    k_ = _check.positive("k", k)
+    b = element_bytes("bytes_per_element", bytes_per_element)
+    return (m_ * k_ + k_ * n_ + m_ * n_) * b
 
 
 def elementwise_intensity(flops_per_element, bytes_per_element, reads=1, writes=1):

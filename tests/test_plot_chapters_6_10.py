@@ -211,3 +211,11 @@ def test_finish_axes():
     fig, ax = matplotlib.pyplot.subplots()
     plot.finish_axes(ax, "a", "b", "c", legend_fontsize=None)
     assert ax.get_legend() is None and ax.get_xscale() == "linear"
+
+
+def test_matmul_bytes_with_matmul_flops_gives_matmul_intensity():
+    from hwlib import roofline
+
+    assert roofline.matmul_bytes(64, 8192, 8192, 2) == (64 * 8192 * 2 + 8192 * 8192) * 2
+    assert flops.matmul_flops(64, 8192, 4096) / roofline.matmul_bytes(64, 8192, 4096, "bf16") == pytest.approx(
+        roofline.matmul_intensity(64, 8192, 4096, 2))

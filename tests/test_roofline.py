@@ -69,6 +69,8 @@ def test_intensity_time_and_littles_law():
 
 
 BAD = [
+    (roofline.matmul_bytes, dict(m=0, n=8, k=8, bytes_per_element=2), "m"),
+    (roofline.matmul_bytes, dict(m=8, n=8, k=8, bytes_per_element="fp5"), "fp5"),
     (roofline.ridge_point, dict(peak_flops=0, bandwidth=1), "peak_flops"),
     (roofline.ridge_point, dict(peak_flops=1e15, bandwidth=-2), "bandwidth"),
     (roofline.ridge_point, dict(peak_flops=float("nan"), bandwidth=1), "peak_flops"),

@@ -130,7 +130,8 @@ class Estimate:
         if "n_gpus" not in self.inputs:
             return f"<Result {self.inputs}: {len(self.quantities)} quantities>"
         what = self.inputs.get("model") or f"N={self.inputs.get('n_params'):.3g}"
-        return f"<Estimate {what} on {self.inputs.get('n_gpus')} x {self.inputs.get('gpu')}: {len(self.quantities)} quantities>"
+        where = f"{self.inputs.get('n_gpus')} x {self.inputs.get('gpu')}"
+        return f"<Estimate {what} on {where}: {len(self.quantities)} quantities>"
 
     def __str__(self) -> str:
         rows = self.rows()
@@ -312,7 +313,8 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
 
     # --- memory -------------------------------------------------------------------------------
     w = put("weights_bytes", f"weights ({weights_dtype})", memory.weights_bytes(n, weights_dtype), "bytes",
-            memory.FORMULAS["weights_bytes"], "hwlib.memory.weights_bytes", f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B")
+            memory.FORMULAS["weights_bytes"], "hwlib.memory.weights_bytes",
+            f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B")
     put("training_state_bytes", "training state (AdamW, mixed precision)", memory.training_state_bytes(n),
         "bytes", memory.FORMULAS["training_state_bytes"], "hwlib.memory.training_state_bytes", f"16 × {_g(n)}")
     state = put("training_state_per_gpu", f"training state per GPU (ZeRO stage {zero_stage}, G={g})",

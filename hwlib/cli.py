@@ -1,9 +1,10 @@
 """Command line: `hwlib <command> ...` (also `python -m hwlib ...`).
 
 Each command family registers itself from its own module so the calculators, the benchmarks and the
-grader stay separate: hwlib.cli_calc (specs, roofline, memory, train, decode), hwlib.cli_plan
-(estimate, diagnose), hwlib.bench.cli (bench) and hwlib.grading.cli (grade). Bad arguments: one
-line on stderr, exit status 2. `hwlib` alone prints the usage; output piped into `head` ends quietly.
+grader stay separate: hwlib.cli_calc (specs, roofline, memory, train, decode, and the shared flag
+vocabulary and result view), hwlib.cli_plan (estimate, diagnose), hwlib.cli_models (moe, finetune,
+energy, speculative, rent), hwlib.bench.cli (bench) and hwlib.grading.cli (grade). Every calculator's
+--json is one document of `hwlib.calculator.SCHEMA`. Bad arguments: one line on stderr, exit status 2. `hwlib` alone prints the usage; output piped into `head` ends quietly.
 """
 from __future__ import annotations
 

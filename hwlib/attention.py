@@ -102,7 +102,7 @@ def speculative_speedup(alpha, gamma, cost_ratio):
 
 
 def speculative_decode(
-    model_bytes, flops_per_token, gpu, alpha, gamma, batch=1, cost_ratio=0.05, kv_bytes=0.0, precision="bf16"
+    model_bytes, flops_per_token, gpu, alpha, gamma, batch=1, cost_ratio=0.05, kv_bytes=0.0, precision=None
 ) -> dict:
     """Speculative decoding on the roofline. A target step over n tokens takes
     t(n) = max((W + B·KV) / β, n · F / π): it reads the weights once, whatever n is.
@@ -110,7 +110,8 @@ def speculative_decode(
     c · t(B) each, for B · E tokens (E = ``speculative_expected_tokens``). Speedup =
     (B · E / t_spec) / (B / t(B)). While t(n) is memory-bound the γ extra tokens are free and the
     speedup is Leviathan's; once n · F / π exceeds the read time (large batch) they cost full price
-    and the speedup falls below 1. Returns a dict of the times (s), rates (tokens/s) and speedup."""
+    and the speedup falls below 1. ``precision`` defaults to the part's best 16-bit format (bf16, else
+    fp16 on a T4). Returns a dict of the times (s), rates (tokens/s) and speedup."""
     from . import specs
 
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
@@ -120,7 +121,7 @@ def speculative_decode(
     kv = _check.nonnegative("kv_bytes", kv_bytes)
     g = _check.integer("gamma", gamma, minimum=0)
     c = _check.nonnegative("cost_ratio", cost_ratio)
-    peak = acc.peak_flops(precision)
+    peak = acc.peak_flops(precision or acc.default_precision())
     read_s = (w + b * kv) / acc.bandwidth
 
     def step(n):

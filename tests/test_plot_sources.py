@@ -65,7 +65,15 @@ def test_published_rate_prefers_the_common_benchmark():
     assert row["quantity"] == "flops_per_s" and row["precision"] == "bf16" and row["spec"] == "H100 SXM"
     assert 0 < row["value"] < specs.get("H100 SXM").peak_flops("bf16")
     assert recorded.published_rate("H100 SXM", "int1") is None
-    assert all(r.get("status", "ok") == "ok" for r in recorded.ok_records("bandwidth"))
+
+
+def test_ok_records_drops_what_did_not_run(monkeypatch):
+    """Synthetic shipped records: one that ran, one skipped, one failed; only the first is drawn."""
+    runs = [{"status": "ok", "name": "a"}, {"status": "skipped", "reason": "no bf16", "name": "b"},
+            {"status": "failed", "reason": "out of memory", "name": "c"}, {"name": "d"}]
+    monkeypatch.setattr(recorded, "load_all", lambda experiment: runs if experiment == "bandwidth" else [])
+    assert [r["name"] for r in recorded.ok_records("bandwidth")] == ["a", "d"]
+    assert recorded.ok_records("matmul") == []
 
 
 def test_power_of_two_and_table_numbers():

@@ -36,7 +36,7 @@ pdf: book
 
 # Without Debian's Chromium the PDF is skipped here (and the browser tests skip and say why).
 test: export HWLIB_PDF_OPTIONAL := 1
-test: book pdf
+test: lint book pdf
 	$(BIN)/python -m pytest -q
 
 # The fast loop for contributors: every test that needs neither the built book nor a browser

@@ -5,6 +5,7 @@ what sphinx-book-theme links to. An exercise page is its executed learner notebo
 rendered and without the build machine's outputs, is exercises/colab/<id>.ipynb, so this extension
 rewrites that page's Colab link. `colab_notebook(pagename)` is the one rule; the generator uses it too.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,5 +36,5 @@ def _rewrite(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
-    app.connect("html-page-context", _rewrite, priority=900)   # after sphinx-book-theme's (501)
+    app.connect("html-page-context", _rewrite, priority=900)  # after sphinx-book-theme's (501)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -11,6 +11,7 @@ Fix: on each page, keep the first of any scripts with the same file, body and at
 None and of '' count as the same). The list is the builder's own, so editing it in place is what the
 templates render; the builder restores its backup after each page, and this runs again on the next.
 """
+
 from __future__ import annotations
 
 

@@ -13,6 +13,7 @@ Options are a task list: `[x]` marks each correct option. Text after a `---` lin
 explanation, shown once the reader picks an answer. HTML gets buttons with `data-correct` and a
 small script (static/hwquiz.js); other builders (LaTeX/PDF) get a plain list plus the answer.
 """
+
 from __future__ import annotations
 
 import re
@@ -45,7 +46,7 @@ class QuizDirective(SphinxDirective):
         lines = list(self.content)
         if "---" in [ln.strip() for ln in lines]:
             cut = [ln.strip() for ln in lines].index("---")
-            option_lines, explain_lines = lines[:cut], lines[cut + 1:]
+            option_lines, explain_lines = lines[:cut], lines[cut + 1 :]
         else:
             option_lines, explain_lines = lines, []
         options = []
@@ -73,7 +74,7 @@ class QuizDirective(SphinxDirective):
             node += opt
         explanation = quiz_explanation()
         if explain_lines:
-            self.state.nested_parse(self.content[len(option_lines) + 1:], self.content_offset, explanation)
+            self.state.nested_parse(self.content[len(option_lines) + 1 :], self.content_offset, explanation)
         node += explanation
         return [node] + messages
 
@@ -135,12 +136,24 @@ def depart_noop(self, node):
 
 
 def setup(app):
-    app.add_node(quiz, html=(visit_quiz_html, depart_quiz_html),
-                 latex=(visit_quiz_plain, depart_quiz_plain), text=(visit_quiz_plain, depart_quiz_plain))
-    app.add_node(quiz_option, html=(visit_option_html, depart_option_html),
-                 latex=(visit_option_plain, None), text=(visit_option_plain, None))
-    app.add_node(quiz_explanation, html=(visit_explanation_html, depart_explanation_html),
-                 latex=(visit_explanation_plain, depart_noop), text=(visit_explanation_plain, depart_noop))
+    app.add_node(
+        quiz,
+        html=(visit_quiz_html, depart_quiz_html),
+        latex=(visit_quiz_plain, depart_quiz_plain),
+        text=(visit_quiz_plain, depart_quiz_plain),
+    )
+    app.add_node(
+        quiz_option,
+        html=(visit_option_html, depart_option_html),
+        latex=(visit_option_plain, None),
+        text=(visit_option_plain, None),
+    )
+    app.add_node(
+        quiz_explanation,
+        html=(visit_explanation_html, depart_explanation_html),
+        latex=(visit_explanation_plain, depart_noop),
+        text=(visit_explanation_plain, depart_noop),
+    )
     app.add_directive("quiz", QuizDirective)
     static = str(Path(__file__).parent / "static")
 

@@ -3,6 +3,7 @@
 Bad input gets a clear error, never a silent wrong number: each helper names the argument,
 shows the value it got and says what is accepted.
 """
+
 from __future__ import annotations
 
 import difflib

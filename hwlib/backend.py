@@ -10,6 +10,7 @@ What the device is lives in hwlib.device_info (CUDA properties, sysfs caches, th
 bandwidth 2 x memory clock x bus width / 8); which spec-sheet entry it is, in hwlib.spec_match.
 Both are re-exported here (``backend.theoretical_bandwidth``, ``backend.match_spec``).
 """
+
 from __future__ import annotations
 
 import os
@@ -25,10 +26,14 @@ ENV_VAR = "HWLIB_BACKEND"
 _CHOICES = ("auto", "numpy", "cupy")
 _cache: dict = {}
 # what to install, in a pip user's terms (extras of hwlib's pyproject.toml; Colab preinstalls CuPy)
-INSTALL_HINT = ('on an NVIDIA GPU: pip install "hwlib[gpu-cuda12]", or "hwlib[gpu-cuda13]" with a CUDA 13 '
-                'driver; on Colab pick a GPU runtime, CuPy is preinstalled')
-LIBS_HINT = ('CuPy is there but not its CUDA libraries: pip install "hwlib[gpu-cuda12]" '
-             '(or "hwlib[gpu-cuda13]"), which brings them as cupy-cuda12x[ctk]')
+INSTALL_HINT = (
+    'on an NVIDIA GPU: pip install "hwlib[gpu-cuda12]", or "hwlib[gpu-cuda13]" with a CUDA 13 '
+    "driver; on Colab pick a GPU runtime, CuPy is preinstalled"
+)
+LIBS_HINT = (
+    'CuPy is there but not its CUDA libraries: pip install "hwlib[gpu-cuda12]" '
+    '(or "hwlib[gpu-cuda13]"), which brings them as cupy-cuda12x[ctk]'
+)
 
 
 def _missing_libs(text: str) -> bool:
@@ -67,6 +72,7 @@ def _probe_cupy():
 @dataclass
 class Backend:
     """The chosen array module. `xp` is `cupy` or `numpy`; `reason` says why it was chosen."""
+
     xp: object
     name: str
     reason: str

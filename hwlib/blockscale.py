@@ -19,11 +19,21 @@ import numpy as np
 from . import _check, formats
 
 SCHEMES = {
-    "mxfp4": {"element": "fp4_e2m1", "block": 32, "scale": "e8m0", "scale_bits": 8,
-              "source": "OCP Microscaling Formats (MX) Specification v1.0, 2023 (blocks of 32 sharing one E8M0 scale)"},
-    "nvfp4": {"element": "fp4_e2m1", "block": 16, "scale": "fp8_e4m3", "scale_bits": 8,
-              "source": "NVIDIA Technical Blog, 'Introducing NVFP4 for Efficient and Accurate Low-Precision "
-                        "Inference', 2025 (blocks of 16 with an E4M3 scale, one FP32 scale per tensor)"},
+    "mxfp4": {
+        "element": "fp4_e2m1",
+        "block": 32,
+        "scale": "e8m0",
+        "scale_bits": 8,
+        "source": "OCP Microscaling Formats (MX) Specification v1.0, 2023 (blocks of 32 sharing one E8M0 scale)",
+    },
+    "nvfp4": {
+        "element": "fp4_e2m1",
+        "block": 16,
+        "scale": "fp8_e4m3",
+        "scale_bits": 8,
+        "source": "NVIDIA Technical Blog, 'Introducing NVFP4 for Efficient and Accurate Low-Precision "
+        "Inference', 2025 (blocks of 16 with an E4M3 scale, one FP32 scale per tensor)",
+    },
 }
 """The block-scaled formats: element format, block size (values), scale format and its bits, source."""
 

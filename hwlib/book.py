@@ -9,6 +9,7 @@ visible, so the same notebook runs everywhere.
 value into its text but points to the learner's own output, and in that edition (environment variable
 HWLIB_SHOW_LIVE=1, set by its first cell) the call prints `name = value`.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,7 +20,7 @@ except ImportError:  # pragma: no cover - exercised on Colab / plain Jupyter
     _myst_glue = None
 
 GLUED: dict[str, str] = {}
-LIVE: set[str] = set()      # names glued with live=True in this kernel
+LIVE: set[str] = set()  # names glued with live=True in this kernel
 SHOW_LIVE_ENV = "HWLIB_SHOW_LIVE"
 
 
@@ -65,10 +66,12 @@ def html_table(header, rows, align=None, caption=None, escape=False):
         extra = ";white-space:nowrap" if nowrap and align[i] == "right" else ""
         return f" style='text-align:{align[i]}{extra}'"
 
-    cap = (f"<caption style='caption-side:top;text-align:left'>{text(caption)}</caption>" if caption else "")
+    cap = f"<caption style='caption-side:top;text-align:left'>{text(caption)}</caption>" if caption else ""
     head = "".join(f"<th{style(i)}>{text(str(h))}</th>" for i, h in enumerate(header))
-    body = "".join("<tr>" + "".join(f"<td{style(i, True)}>{text(str(c))}</td>" for i, c in enumerate(row))
-                   + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td{style(i, True)}>{text(str(c))}</td>" for i, c in enumerate(row)) + "</tr>"
+        for row in rows
+    )
     return HTML(f'<table class="table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
 
 

@@ -37,6 +37,7 @@ inputs, what could not be computed and warnings. Every calculator command of the
 Sources: chapter 9 of the book (the whole calculator, its worked problems and exercises 1-2) and
 chapter 8 (C ≈ 6ND, t = 6ND / (u·π·G), 16 B/param, decode).
 """
+
 from __future__ import annotations
 
 import html
@@ -50,10 +51,11 @@ from . import _check, flops, memory, models, roofline, specs, units
 @dataclass(frozen=True)
 class Quantity:
     """One line of an estimate: value in SI units, formula, the hwlib function and its inputs."""
+
     key: str
     label: str
-    value: object          # float (SI units), int, bool or str
-    unit: str              # "params", "bytes", "FLOP", "FLOP/s", "FLOP/byte", "s", "h", "USD", ...
+    value: object  # float (SI units), int, bool or str
+    unit: str  # "params", "bytes", "FLOP", "FLOP/s", "FLOP/byte", "s", "h", "USD", ...
     formula: str
     function: str
     inputs: str = ""
@@ -63,25 +65,31 @@ class Quantity:
         v, u = self.value, self.unit
         if isinstance(v, bool) or isinstance(v, str):
             return str(v)
-        fmt = {"bytes": units.format_bytes, "FLOP": units.format_flops, "FLOP/s": units.format_rate,
-               "s": units.format_seconds, "USD": units.format_usd}
+        fmt = {
+            "bytes": units.format_bytes,
+            "FLOP": units.format_flops,
+            "FLOP/s": units.format_rate,
+            "s": units.format_seconds,
+            "USD": units.format_usd,
+        }
         if u in fmt:
             return fmt[u](v)
         if u == "params":
             return units.format_si(v, "", 3).strip() + " params"
-        if abs(v) < 1e6 and v == math.floor(v):           # counts (GPUs, tokens) stay exact
+        if abs(v) < 1e6 and v == math.floor(v):  # counts (GPUs, tokens) stay exact
             return (f"{v:,.0f}".replace(",", "\u202f") + f" {u}").strip()
-        return units.format_quantity(v, u)               # 3 significant figures, no e-notation
+        return units.format_quantity(v, u)  # 3 significant figures, no e-notation
 
 
 @dataclass(repr=False)
 class Estimate:
     """What `estimate` returns: `est.key` is a value (SI units), `est["key"]` its Quantity."""
+
     inputs: dict
     quantities: dict = field(default_factory=dict)
-    missing: dict = field(default_factory=dict)   # key -> what it would need
+    missing: dict = field(default_factory=dict)  # key -> what it would need
     warnings: list = field(default_factory=list)  # sentences a reader must see beside the numbers
-    details: dict = field(default_factory=dict)   # command-specific data that is not a quantity
+    details: dict = field(default_factory=dict)  # command-specific data that is not a quantity
 
     def __getitem__(self, key: str) -> Quantity:
         if key in self.quantities:
@@ -106,9 +114,19 @@ class Estimate:
 
     def rows(self) -> list[dict]:
         """One dict per quantity (for tables): key, label, value, unit, text, formula, function, inputs."""
-        return [{"key": q.key, "label": q.label, "value": q.value, "unit": q.unit, "text": q.text(),
-                 "formula": q.formula, "function": q.function, "inputs": q.inputs}
-                for q in self.quantities.values()]
+        return [
+            {
+                "key": q.key,
+                "label": q.label,
+                "value": q.value,
+                "unit": q.unit,
+                "text": q.text(),
+                "formula": q.formula,
+                "function": q.function,
+                "inputs": q.inputs,
+            }
+            for q in self.quantities.values()
+        ]
 
     def add(self, q: Quantity) -> Quantity:
         """Add one quantity (its key must be new) and return it."""
@@ -119,8 +137,14 @@ class Estimate:
 
     def document(self, command: str) -> dict:
         """The JSON document of `SCHEMA`: what every calculator command prints with --json."""
-        return {"command": command, "inputs": dict(self.inputs), "quantities": self.rows(),
-                "missing": dict(self.missing), "warnings": list(self.warnings), "details": dict(self.details)}
+        return {
+            "command": command,
+            "inputs": dict(self.inputs),
+            "quantities": self.rows(),
+            "missing": dict(self.missing),
+            "warnings": list(self.warnings),
+            "details": dict(self.details),
+        }
 
     def to_dict(self) -> dict:
         """{key: value} in SI units, plus the inputs under "inputs"."""
@@ -144,9 +168,13 @@ class Estimate:
         cells = "".join(
             f"<tr><td>{html.escape(r['label'])}</td><td style='text-align:right'>{html.escape(r['text'])}"
             f"</td><td>{html.escape(r['formula'])}</td><td>{html.escape(r['inputs'])}</td>"
-            f"<td>{html.escape(r['function'].removeprefix('hwlib.'))}</td></tr>" for r in self.rows())
-        return ("<table style='font-size:85%'><thead><tr><th>quantity</th><th>value</th><th>formula</th>"
-                f"<th>numbers</th><th>hwlib function</th></tr></thead><tbody>{cells}</tbody></table>")
+            f"<td>{html.escape(r['function'].removeprefix('hwlib.'))}</td></tr>"
+            for r in self.rows()
+        )
+        return (
+            "<table style='font-size:85%'><thead><tr><th>quantity</th><th>value</th><th>formula</th>"
+            f"<th>numbers</th><th>hwlib function</th></tr></thead><tbody>{cells}</tbody></table>"
+        )
 
 
 Result = Estimate
@@ -170,8 +198,9 @@ def validate(doc) -> dict:
         raise ValueError(f"quantities must be dicts with distinct keys; got {keys}")
     for q in doc["quantities"]:
         if set(q) != set(_FIELDS) | {"value"}:
-            raise ValueError(f"quantity {q['key']!r} has the fields {sorted(q)}; expected "
-                             f"{sorted(set(_FIELDS) | {'value'})}")
+            raise ValueError(
+                f"quantity {q['key']!r} has the fields {sorted(q)}; expected {sorted(set(_FIELDS) | {'value'})}"
+            )
         bad = [f for f, kind in _FIELDS.items() if not isinstance(q[f], kind)]
         if bad or not isinstance(q["value"], (int, float, bool, str)):
             raise ValueError(f"quantity {q['key']!r}: {bad or ['value']} of the wrong type")
@@ -183,8 +212,10 @@ def formula_of(function) -> str:
     module = importlib.import_module(function.__module__)
     table = getattr(module, "FORMULAS", {})
     if function.__qualname__ not in table:
-        raise KeyError(f"{function.__module__}.FORMULAS has no entry {function.__qualname__!r}; "
-                       "add the formula text beside the function")
+        raise KeyError(
+            f"{function.__module__}.FORMULAS has no entry {function.__qualname__!r}; "
+            "add the formula text beside the function"
+        )
     return table[function.__qualname__]
 
 
@@ -219,8 +250,9 @@ def _shape(model):
         return model
     if isinstance(model, str):
         return models.get(model)
-    raise ValueError(f"model must be a name from hwlib.models ({', '.join(models.names())}), "
-                     f"a ModelShape or None; got {model!r}")
+    raise ValueError(
+        f"model must be a name from hwlib.models ({', '.join(models.names())}), a ModelShape or None; got {model!r}"
+    )
 
 
 def _context(name, value, shape, default):
@@ -230,8 +262,10 @@ def _context(name, value, shape, default):
         return default if shape is None else min(default, shape.max_context)
     s = _check.integer(name, value)
     if shape is not None and s > shape.max_context:
-        raise ValueError(f"{name}={s} exceeds the context of {shape.name} ({shape.max_context} tokens); "
-                         f"give at most {shape.max_context}")
+        raise ValueError(
+            f"{name}={s} exceeds the context of {shape.name} ({shape.max_context} tokens); "
+            f"give at most {shape.max_context}"
+        )
     return s
 
 
@@ -243,11 +277,31 @@ def _precision(gpu, precision):
     return gpu.default_precision()
 
 
-def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1, mfu=0.4,
-             price_per_hour=None, precision=None, weights_dtype="bf16", kv_dtype="bf16",
-             seq_len=None, batch=1, zero_stage=0, recompute="none", scaling_efficiency=1.0,
-             serve_gpus=None, n_layers=None, n_kv_heads=None, head_dim=None, train_seq_len=None,
-             micro_batch=1, attention="flash") -> Estimate:
+def estimate(
+    model=None,
+    *,
+    n_params=None,
+    tokens=None,
+    gpu="H100 SXM",
+    n_gpus=1,
+    mfu=0.4,
+    price_per_hour=None,
+    precision=None,
+    weights_dtype="bf16",
+    kv_dtype="bf16",
+    seq_len=None,
+    batch=1,
+    zero_stage=0,
+    recompute="none",
+    scaling_efficiency=1.0,
+    serve_gpus=None,
+    n_layers=None,
+    n_kv_heads=None,
+    head_dim=None,
+    train_seq_len=None,
+    micro_batch=1,
+    attention="flash",
+) -> Estimate:
     """Napkin math for a model on an accelerator (chapter 9, "Napkin math").
 
     model: a name from `hwlib.models` ("Llama 3 8B"), a ModelShape, or None with `n_params`.
@@ -270,8 +324,9 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
     """
     shape = _shape(model)
     if n_params is None and shape is None:
-        raise ValueError("give model= (a name from hwlib.models or a ModelShape) or n_params= (a parameter "
-                         "count); got neither")
+        raise ValueError(
+            "give model= (a name from hwlib.models or a ModelShape) or n_params= (a parameter count); got neither"
+        )
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
     prec = _precision(acc, precision)
     g = _check.integer("n_gpus", n_gpus)
@@ -281,20 +336,38 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
     b = _check.integer("batch", batch)
     mb = _check.integer("micro_batch", micro_batch)
     attn = _check.choice("attention", attention, memory.ATTENTION)
-    price = acc.price_per_hour_usd if price_per_hour is None else _check.nonnegative("price_per_hour",
-                                                                                    price_per_hour)
+    price = acc.price_per_hour_usd if price_per_hour is None else _check.nonnegative("price_per_hour", price_per_hour)
     kv_shape = (n_layers, n_kv_heads, head_dim)
     if any(v is not None for v in kv_shape) and not all(v is not None for v in kv_shape):
-        raise ValueError(f"n_layers, n_kv_heads and head_dim go together (the KV-cache shape); got "
-                         f"n_layers={n_layers!r}, n_kv_heads={n_kv_heads!r}, head_dim={head_dim!r}")
+        raise ValueError(
+            f"n_layers, n_kv_heads and head_dim go together (the KV-cache shape); got "
+            f"n_layers={n_layers!r}, n_kv_heads={n_kv_heads!r}, head_dim={head_dim!r}"
+        )
     if shape is not None and n_layers is None:
         kv_shape = (shape.n_layers, shape.n_kv_heads, shape.head_dim)
-    est = Estimate(inputs=dict(model=getattr(shape, "name", None), n_params=n_params, tokens=tokens,
-                               gpu=acc.name, n_gpus=g, mfu=u, price_per_hour=price, precision=prec,
-                               weights_dtype=weights_dtype, kv_dtype=kv_dtype, seq_len=s_len, batch=b,
-                               train_seq_len=s_train, micro_batch=mb, attention=attn,
-                               zero_stage=zero_stage, recompute=recompute,
-                               scaling_efficiency=scaling_efficiency, serve_gpus=serve_gpus))
+    est = Estimate(
+        inputs=dict(
+            model=getattr(shape, "name", None),
+            n_params=n_params,
+            tokens=tokens,
+            gpu=acc.name,
+            n_gpus=g,
+            mfu=u,
+            price_per_hour=price,
+            precision=prec,
+            weights_dtype=weights_dtype,
+            kv_dtype=kv_dtype,
+            seq_len=s_len,
+            batch=b,
+            train_seq_len=s_train,
+            micro_batch=mb,
+            attention=attn,
+            zero_stage=zero_stage,
+            recompute=recompute,
+            scaling_efficiency=scaling_efficiency,
+            serve_gpus=serve_gpus,
+        )
+    )
     q = est.quantities
 
     def put(key, label, value, unit, formula, function, inputs=""):
@@ -303,86 +376,199 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
 
     # --- model size -------------------------------------------------------------------------
     if n_params is not None:
-        n = put("n_params", "parameters N (given)", _check.positive("n_params", n_params), "params", "",
-                "argument n_params")
+        n = put(
+            "n_params", "parameters N (given)", _check.positive("n_params", n_params), "params", "", "argument n_params"
+        )
     else:
-        n = put("n_params", "parameters N", float(shape.n_params()), "params",
-                models.FORMULAS["ModelShape.n_params"], "hwlib.models.ModelShape.n_params",
-                f"{shape.name}: V={shape.vocab_size}, d={shape.d_model}, L={shape.n_layers}, "
-                f"h={shape.n_heads}, h_kv={shape.n_kv_heads}, d_ff={shape.d_ff}")
+        n = put(
+            "n_params",
+            "parameters N",
+            float(shape.n_params()),
+            "params",
+            models.FORMULAS["ModelShape.n_params"],
+            "hwlib.models.ModelShape.n_params",
+            f"{shape.name}: V={shape.vocab_size}, d={shape.d_model}, L={shape.n_layers}, "
+            f"h={shape.n_heads}, h_kv={shape.n_kv_heads}, d_ff={shape.d_ff}",
+        )
 
     # --- memory -------------------------------------------------------------------------------
-    w = put("weights_bytes", f"weights ({weights_dtype})", memory.weights_bytes(n, weights_dtype), "bytes",
-            memory.FORMULAS["weights_bytes"], "hwlib.memory.weights_bytes",
-            f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B")
-    put("training_state_bytes", "training state (AdamW, mixed precision)", memory.training_state_bytes(n),
-        "bytes", memory.FORMULAS["training_state_bytes"], "hwlib.memory.training_state_bytes", f"16 × {_g(n)}")
-    state = put("training_state_per_gpu", f"training state per GPU (ZeRO stage {zero_stage}, G={g})",
-                memory.zero_bytes_per_device(n, g, zero_stage), "bytes", memory.zero_formula(zero_stage),
-                "hwlib.memory.zero_bytes_per_device", f"N={_g(n)}, G={g}")
-    fit_text = (f"{units.format_bytes(acc.memory_bytes, binary=True)}, f = {memory.HEADROOM:g}, "
-                f"C_ctx = {units.format_bytes(memory.CUDA_CONTEXT_BYTES, binary=True)}")
+    w = put(
+        "weights_bytes",
+        f"weights ({weights_dtype})",
+        memory.weights_bytes(n, weights_dtype),
+        "bytes",
+        memory.FORMULAS["weights_bytes"],
+        "hwlib.memory.weights_bytes",
+        f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B",
+    )
+    put(
+        "training_state_bytes",
+        "training state (AdamW, mixed precision)",
+        memory.training_state_bytes(n),
+        "bytes",
+        memory.FORMULAS["training_state_bytes"],
+        "hwlib.memory.training_state_bytes",
+        f"16 × {_g(n)}",
+    )
+    state = put(
+        "training_state_per_gpu",
+        f"training state per GPU (ZeRO stage {zero_stage}, G={g})",
+        memory.zero_bytes_per_device(n, g, zero_stage),
+        "bytes",
+        memory.zero_formula(zero_stage),
+        "hwlib.memory.zero_bytes_per_device",
+        f"N={_g(n)}, G={g}",
+    )
+    fit_text = (
+        f"{units.format_bytes(acc.memory_bytes, binary=True)}, f = {memory.HEADROOM:g}, "
+        f"C_ctx = {units.format_bytes(memory.CUDA_CONTEXT_BYTES, binary=True)}"
+    )
     if shape is not None:
         mode = _check.choice("recompute", recompute, memory.RECOMPUTE)
         dropout = bool(shape.bias)
-        variant = ("dropout" if dropout else "no dropout") + (", FlashAttention" if attn == "flash"
-                                                              else ", scores stored")
-        act = put("activation_bytes", f"activations ({variant}, recompute={mode})",
-                  memory.activation_bytes_for(shape, s_train, mb, recompute=mode, attention=attn), "bytes",
-                  memory.activation_formula(mode, dropout, attn, gated_mlp=bool(shape.gated_mlp),
-                                            ffn_hidden=shape.d_ff),
-                  "hwlib.memory.activation_bytes_for",
-                  f"s={s_train}, b={mb}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}, "
-                  f"f={shape.d_ff}")
-        total = put("training_bytes_per_gpu", "training memory per GPU",
-                    memory.training_bytes_per_device(state, act), "bytes",
-                    memory.FORMULAS["training_bytes_per_device"], "hwlib.memory.training_bytes_per_device",
-                    f"{units.format_bytes(state)} + {units.format_bytes(act)}")
-        put("fits_training", f"training fits one {acc.name}", memory.fits(total, acc.memory_bytes), "",
-            memory.FORMULAS["fits"], "hwlib.memory.fits", fit_text)
+        variant = ("dropout" if dropout else "no dropout") + (
+            ", FlashAttention" if attn == "flash" else ", scores stored"
+        )
+        act = put(
+            "activation_bytes",
+            f"activations ({variant}, recompute={mode})",
+            memory.activation_bytes_for(shape, s_train, mb, recompute=mode, attention=attn),
+            "bytes",
+            memory.activation_formula(mode, dropout, attn, gated_mlp=bool(shape.gated_mlp), ffn_hidden=shape.d_ff),
+            "hwlib.memory.activation_bytes_for",
+            f"s={s_train}, b={mb}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}, f={shape.d_ff}",
+        )
+        total = put(
+            "training_bytes_per_gpu",
+            "training memory per GPU",
+            memory.training_bytes_per_device(state, act),
+            "bytes",
+            memory.FORMULAS["training_bytes_per_device"],
+            "hwlib.memory.training_bytes_per_device",
+            f"{units.format_bytes(state)} + {units.format_bytes(act)}",
+        )
+        put(
+            "fits_training",
+            f"training fits one {acc.name}",
+            memory.fits(total, acc.memory_bytes),
+            "",
+            memory.FORMULAS["fits"],
+            "hwlib.memory.fits",
+            fit_text,
+        )
     else:
         est.missing["activation_bytes"] = "a model shape (model=...), for hidden size, layers and heads"
     kv = 0.0
     if kv_shape[0] is not None:
-        kv = put("kv_cache_bytes", f"KV cache ({kv_dtype}, {b} × {s_len} tokens)",
-                 memory.kv_cache_bytes(*kv_shape, s_len, b, kv_dtype), "bytes", memory.FORMULAS["kv_cache_bytes"],
-                 "hwlib.memory.kv_cache_bytes",
-                 f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × {s_len} × {b} × "
-                 f"{memory.bytes_per_value(kv_dtype):g} B")
+        kv = put(
+            "kv_cache_bytes",
+            f"KV cache ({kv_dtype}, {b} × {s_len} tokens)",
+            memory.kv_cache_bytes(*kv_shape, s_len, b, kv_dtype),
+            "bytes",
+            memory.FORMULAS["kv_cache_bytes"],
+            "hwlib.memory.kv_cache_bytes",
+            f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × {s_len} × {b} × "
+            f"{memory.bytes_per_value(kv_dtype):g} B",
+        )
     else:
         est.missing["kv_cache_bytes"] = "a model shape or n_layers, n_kv_heads and head_dim"
-    m_inf = put("inference_bytes", "inference memory (weights + KV)", memory.inference_bytes(n, weights_dtype, kv),
-                "bytes", memory.FORMULAS["inference_bytes"], "hwlib.memory.inference_bytes")
+    m_inf = put(
+        "inference_bytes",
+        "inference memory (weights + KV)",
+        memory.inference_bytes(n, weights_dtype, kv),
+        "bytes",
+        memory.FORMULAS["inference_bytes"],
+        "hwlib.memory.inference_bytes",
+    )
     need = memory.devices_needed(m_inf, acc.memory_bytes)
     g_s = _check.integer("serve_gpus", need if serve_gpus is None else serve_gpus)
-    put("gpus_to_serve", f"{acc.name} GPUs needed to hold it", need, "",
-        memory.FORMULAS["devices_needed"], "hwlib.memory.devices_needed",
-        f"M = {units.format_bytes(m_inf)}; {fit_text}")
+    put(
+        "gpus_to_serve",
+        f"{acc.name} GPUs needed to hold it",
+        need,
+        "",
+        memory.FORMULAS["devices_needed"],
+        "hwlib.memory.devices_needed",
+        f"M = {units.format_bytes(m_inf)}; {fit_text}",
+    )
     if serve_gpus is not None:
-        put("fits_serving", f"weights + KV cache fit {g_s} × {acc.name}",
-            memory.fits(m_inf / g_s, acc.memory_bytes), "", memory.FORMULAS["fits"],
-            "hwlib.memory.fits", f"M = {units.format_bytes(m_inf)} / {g_s} GPUs; {fit_text}")
+        put(
+            "fits_serving",
+            f"weights + KV cache fit {g_s} × {acc.name}",
+            memory.fits(m_inf / g_s, acc.memory_bytes),
+            "",
+            memory.FORMULAS["fits"],
+            "hwlib.memory.fits",
+            f"M = {units.format_bytes(m_inf)} / {g_s} GPUs; {fit_text}",
+        )
 
     # --- compute, time, cost ----------------------------------------------------------------
-    peak = put("peak_flops", f"peak per GPU ({prec}, dense)", acc.peak_flops(prec), "FLOP/s",
-               specs.FORMULAS["Accelerator.peak_flops"], "hwlib.specs.Accelerator.peak_flops", acc.name)
-    put("forward_flops_per_token", "forward FLOPs per token", flops.forward_flops(n, 1), "FLOP",
-        flops.FORMULAS["forward_flops"], "hwlib.flops.forward_flops", f"2 × {_g(n)} × 1")
+    peak = put(
+        "peak_flops",
+        f"peak per GPU ({prec}, dense)",
+        acc.peak_flops(prec),
+        "FLOP/s",
+        specs.FORMULAS["Accelerator.peak_flops"],
+        "hwlib.specs.Accelerator.peak_flops",
+        acc.name,
+    )
+    put(
+        "forward_flops_per_token",
+        "forward FLOPs per token",
+        flops.forward_flops(n, 1),
+        "FLOP",
+        flops.FORMULAS["forward_flops"],
+        "hwlib.flops.forward_flops",
+        f"2 × {_g(n)} × 1",
+    )
     if tokens is not None:
         d = _check.positive("tokens", tokens)
-        c = put("training_flops", "training compute", flops.training_flops(n, d), "FLOP",
-                flops.FORMULAS["training_flops"], "hwlib.flops.training_flops", f"6 × {_g(n)} × {_g(d)}")
-        t = put("training_time_s", f"training time on {g} × {acc.name}",
-                flops.training_time_s(c, peak, u, g, scaling_efficiency), "s",
-                flops.FORMULAS["training_time_s"], "hwlib.flops.training_time_s",
-                f"{_g(c)} / ({u:g} × {_g(peak)} × {g} × {_g(scaling_efficiency)})")
-        put("training_tokens_per_s", "training throughput", flops.tokens_per_s(d, t), "tokens/s",
-            flops.FORMULAS["tokens_per_s"], "hwlib.flops.tokens_per_s", f"{_g(d)} / {_g(t)} s")
-        put("gpu_hours", "GPU-hours", flops.device_hours(t, g), "GPU-h", flops.FORMULAS["device_hours"],
-            "hwlib.flops.device_hours", f"{g} × {_g(t)} s / 3600")
+        c = put(
+            "training_flops",
+            "training compute",
+            flops.training_flops(n, d),
+            "FLOP",
+            flops.FORMULAS["training_flops"],
+            "hwlib.flops.training_flops",
+            f"6 × {_g(n)} × {_g(d)}",
+        )
+        t = put(
+            "training_time_s",
+            f"training time on {g} × {acc.name}",
+            flops.training_time_s(c, peak, u, g, scaling_efficiency),
+            "s",
+            flops.FORMULAS["training_time_s"],
+            "hwlib.flops.training_time_s",
+            f"{_g(c)} / ({u:g} × {_g(peak)} × {g} × {_g(scaling_efficiency)})",
+        )
+        put(
+            "training_tokens_per_s",
+            "training throughput",
+            flops.tokens_per_s(d, t),
+            "tokens/s",
+            flops.FORMULAS["tokens_per_s"],
+            "hwlib.flops.tokens_per_s",
+            f"{_g(d)} / {_g(t)} s",
+        )
+        put(
+            "gpu_hours",
+            "GPU-hours",
+            flops.device_hours(t, g),
+            "GPU-h",
+            flops.FORMULAS["device_hours"],
+            "hwlib.flops.device_hours",
+            f"{g} × {_g(t)} s / 3600",
+        )
         if price is not None:
-            put("cost_usd", "training cost", flops.cost_usd(t, price, g), "USD", flops.FORMULAS["cost_usd"],
-                "hwlib.flops.cost_usd", f"{g} × {_g(t)} s / 3600 × {price:g} USD/h")
+            put(
+                "cost_usd",
+                "training cost",
+                flops.cost_usd(t, price, g),
+                "USD",
+                flops.FORMULAS["cost_usd"],
+                "hwlib.flops.cost_usd",
+                f"{g} × {_g(t)} s / 3600 × {price:g} USD/h",
+            )
         else:
             est.missing["cost_usd"] = f"price_per_hour= (the spec sheet has no price for {acc.name})"
     else:
@@ -392,24 +578,60 @@ def estimate(model=None, *, n_params=None, tokens=None, gpu="H100 SXM", n_gpus=1
     # --- decoding on the serving GPUs: a roofline of one step ---------------------------------
     step_flops = flops.forward_flops(n, b)
     step_bytes = w + kv
-    put("ridge_point", f"ridge point of {acc.name} ({prec})", roofline.ridge_point(peak, acc.bandwidth),
-        "FLOP/byte", roofline.FORMULAS["ridge_point"], "hwlib.roofline.ridge_point",
-        f"{_g(peak)} / {_g(acc.bandwidth)}")
-    i_dec = put("decode_intensity", f"decode intensity (batch {b})", roofline.intensity(step_flops, step_bytes),
-                "FLOP/byte", roofline.FORMULAS["intensity"], "hwlib.roofline.intensity",
-                f"F = {_g(step_flops)} FLOP (batch {b}), Q = {_g(step_bytes)} bytes of weights and KV cache")
-    put("decode_bound", "decode is", roofline.bound(i_dec, peak, acc.bandwidth) + "-bound", "",
-        roofline.FORMULAS["bound"], "hwlib.roofline.bound")
+    put(
+        "ridge_point",
+        f"ridge point of {acc.name} ({prec})",
+        roofline.ridge_point(peak, acc.bandwidth),
+        "FLOP/byte",
+        roofline.FORMULAS["ridge_point"],
+        "hwlib.roofline.ridge_point",
+        f"{_g(peak)} / {_g(acc.bandwidth)}",
+    )
+    i_dec = put(
+        "decode_intensity",
+        f"decode intensity (batch {b})",
+        roofline.intensity(step_flops, step_bytes),
+        "FLOP/byte",
+        roofline.FORMULAS["intensity"],
+        "hwlib.roofline.intensity",
+        f"F = {_g(step_flops)} FLOP (batch {b}), Q = {_g(step_bytes)} bytes of weights and KV cache",
+    )
+    put(
+        "decode_bound",
+        "decode is",
+        roofline.bound(i_dec, peak, acc.bandwidth) + "-bound",
+        "",
+        roofline.FORMULAS["bound"],
+        "hwlib.roofline.bound",
+    )
     split = " (ideal split: no communication counted)" if g_s > 1 else ""
-    step = put("decode_step_s", f"time per decode step on {g_s} GPU(s){split}",
-               roofline.time_s(step_flops, step_bytes, peak * g_s, acc.bandwidth * g_s), "s",
-               roofline.FORMULAS["time_s"], "hwlib.roofline.time_s",
-               f"F = {_g(step_flops)} FLOP, Q = {_g(step_bytes)} bytes, π and β of {g_s} GPU(s) "
-               "(weights and KV split evenly, no communication)")
-    tps = put("decode_tokens_per_s", f"decode throughput (batch {b})", flops.tokens_per_s(b, step), "tokens/s",
-              flops.FORMULAS["tokens_per_s"], "hwlib.flops.tokens_per_s", f"{b} / {_g(step)} s")
+    step = put(
+        "decode_step_s",
+        f"time per decode step on {g_s} GPU(s){split}",
+        roofline.time_s(step_flops, step_bytes, peak * g_s, acc.bandwidth * g_s),
+        "s",
+        roofline.FORMULAS["time_s"],
+        "hwlib.roofline.time_s",
+        f"F = {_g(step_flops)} FLOP, Q = {_g(step_bytes)} bytes, π and β of {g_s} GPU(s) "
+        "(weights and KV split evenly, no communication)",
+    )
+    tps = put(
+        "decode_tokens_per_s",
+        f"decode throughput (batch {b})",
+        flops.tokens_per_s(b, step),
+        "tokens/s",
+        flops.FORMULAS["tokens_per_s"],
+        "hwlib.flops.tokens_per_s",
+        f"{b} / {_g(step)} s",
+    )
     if price is not None:
-        put("usd_per_million_tokens", "serving cost per million tokens",
-            flops.usd_per_million_tokens(tps, price, g_s), "USD", flops.FORMULAS["usd_per_million_tokens"],
-            "hwlib.flops.usd_per_million_tokens", f"G = {g_s}, p = {price:g} USD/h, r = {_g(tps)} tokens/s")
+        put(
+            "usd_per_million_tokens",
+            "serving cost per million tokens",
+            flops.usd_per_million_tokens(tps, price, g_s),
+            "USD",
+            flops.FORMULAS["usd_per_million_tokens"],
+            "hwlib.flops.usd_per_million_tokens",
+            f"G = {g_s}, p = {price:g} USD/h, r = {_g(tps)} tokens/s",
+        )
     return est

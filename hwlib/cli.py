@@ -4,8 +4,10 @@ Each command family registers itself from its own module so the calculators, the
 grader stay separate: hwlib.cli_calc (specs, roofline, memory, train, decode, and the shared flag
 vocabulary and result view), hwlib.cli_plan (estimate, diagnose), hwlib.cli_models (moe, finetune,
 energy, speculative, rent), hwlib.bench.cli (bench) and hwlib.grading.cli (grade). Every calculator's
---json is one document of `hwlib.calculator.SCHEMA`. Bad arguments: one line on stderr, exit status 2. `hwlib` alone prints the usage; output piped into `head` ends quietly.
+--json is one document of `hwlib.calculator.SCHEMA`. Bad arguments: one line on stderr, exit status 2.
+`hwlib` alone prints the usage; output piped into `head` ends quietly.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv:                      # bare `hwlib`: what it can do, not an error
+    if not argv:  # bare `hwlib`: what it can do, not an error
         parser.print_help()
         return 0
     args = parser.parse_args(argv)
@@ -50,9 +52,9 @@ def main(argv=None) -> int:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"hwlib: error: {msg}", file=sys.stderr)
         return 2
-    except BrokenPipeError:           # `hwlib specs | head`: the reader left; no traceback
+    except BrokenPipeError:  # `hwlib specs | head`: the reader left; no traceback
         _silence_stdout()
-        return 141                    # 128 + SIGPIPE, what a shell reports for a closed pipe
+        return 141  # 128 + SIGPIPE, what a shell reports for a closed pipe
 
 
 def _silence_stdout() -> None:
@@ -61,7 +63,7 @@ def _silence_stdout() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):     # stdout without a file descriptor (captured in tests)
+    except (OSError, ValueError):  # stdout without a file descriptor (captured in tests)
         pass
 
 

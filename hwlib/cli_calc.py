@@ -11,6 +11,7 @@ The peak precision defaults to the part's best 16-bit format (bf16, fp16 on a T4
 
     hwlib train --params 350M --tokens 7B --gpu h100 --mfu 0.35 --price 3
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,11 @@ import json
 
 from . import calculator, flops, memory, models, roofline, specs, units
 
-GPU_HELP = ("accelerator from the spec sheet: " + ", ".join(specs.names()) +
-            " (case, spaces and dashes ignored; aliases such as h100, a100, t4 work)")
+GPU_HELP = (
+    "accelerator from the spec sheet: "
+    + ", ".join(specs.names())
+    + " (case, spaces and dashes ignored; aliases such as h100, a100, t4 work)"
+)
 
 
 def parse_count(text) -> float:
@@ -31,8 +35,7 @@ def parse_count(text) -> float:
             raise ValueError(s)
         return units.parse_number(s, "count")
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number like 7e9, 350M, 7B or 15.6T; got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number like 7e9, 350M, 7B or 15.6T; got {text!r}") from None
 
 
 def _whole(value: float, text) -> int:
@@ -101,18 +104,31 @@ FLAGS = {
     "--model": dict(metavar="NAME", help="a named shape, e.g. llama-3-8b (hwlib.models)"),
     "--params": dict(type=parse_count, metavar="N", help="parameter count N, e.g. 7e9 or 7B"),
     "--gpu": dict(metavar="NAME", help=GPU_HELP),
-    "--gpus": dict(type=parse_whole, default=1, metavar="G", aliases=("--devices",),
-                   help="devices G that share the work (default 1)"),
-    "--mfu": dict(type=parse_fraction, default=0.4, metavar="U",
-                  help="model FLOPs utilisation u in (0, 1], e.g. 0.4 or 40%% (default 0.4)"),
+    "--gpus": dict(
+        type=parse_whole,
+        default=1,
+        metavar="G",
+        aliases=("--devices",),
+        help="devices G that share the work (default 1)",
+    ),
+    "--mfu": dict(
+        type=parse_fraction,
+        default=0.4,
+        metavar="U",
+        help="model FLOPs utilisation u in (0, 1], e.g. 0.4 or 40%% (default 0.4)",
+    ),
     "--price": dict(type=parse_amount, metavar="USD", help="USD per device-hour (default: the spec sheet's, if any)"),
     "--tokens": dict(type=parse_count, metavar="D", help="tokens D processed in all, e.g. 15.6T"),
-    "--seq": dict(type=parse_context, metavar="S", help="tokens of context per sequence (4k = 4096; default 4096 "
-                                                        "or the model's context when shorter)"),
+    "--seq": dict(
+        type=parse_context,
+        metavar="S",
+        help="tokens of context per sequence (4k = 4096; default 4096 or the model's context when shorter)",
+    ),
     "--batch": dict(type=parse_whole, default=1, metavar="B", help="sequences processed together (default 1)"),
     "--dtype": dict(default="bf16", metavar="DTYPE", help="storage format of weights and KV cache (default bf16)"),
-    "--precision": dict(metavar="P", help="precision of the peak FLOP/s (default: the part's best 16-bit format, "
-                                          "bf16; fp16 on a T4)"),
+    "--precision": dict(
+        metavar="P", help="precision of the peak FLOP/s (default: the part's best 16-bit format, bf16; fp16 on a T4)"
+    ),
     "--json": dict(action="store_true", help="print one JSON document (hwlib.calculator.SCHEMA, SI units)"),
 }
 """The flag vocabulary of every calculator command: one name, one type, one meaning. `flag(p, name)`
@@ -125,7 +141,7 @@ def flag(parser, name, **overrides):
     aliases = spec.pop("aliases", ())
     dest = name.lstrip("-").replace("-", "_")
     parser.add_argument(name, dest=dest, **spec)
-    for alias in aliases:                      # hidden: same destination, never overwrites a given value
+    for alias in aliases:  # hidden: same destination, never overwrites a given value
         hidden = {k: v for k, v in spec.items() if k not in ("help", "default", "required", "metavar")}
         parser.add_argument(alias, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS, **hidden)
 
@@ -153,7 +169,7 @@ class Report:
         shown = human or q.text()
         if line is not None:
             self.say(line)
-        elif isinstance(value, (bool, str)):      # a verdict: "label: formula, numbers -> verdict"
+        elif isinstance(value, (bool, str)):  # a verdict: "label: formula, numbers -> verdict"
             self.say(f"{label}: {q.formula}" + (f", {numbers}" if numbers else "") + f" -> {shown}")
         else:
             self.say(" = ".join(p for p in (q.formula, numbers, shown) if p))
@@ -195,13 +211,22 @@ def _capacity(acc) -> str:
 
 
 def _fit_words(acc) -> str:
-    return (f"{acc.name} has {_capacity(acc)}; a fit leaves {memory.HEADROOM:.0%} headroom and "
-            f"{units.format_bytes(memory.CUDA_CONTEXT_BYTES, binary=True)} of CUDA context free")
+    return (
+        f"{acc.name} has {_capacity(acc)}; a fit leaves {memory.HEADROOM:.0%} headroom and "
+        f"{units.format_bytes(memory.CUDA_CONTEXT_BYTES, binary=True)} of CUDA context free"
+    )
 
 
-_SPEC_UNITS = {"memory_bytes": "bytes", "bandwidth": "bytes/s", "l2_bytes": "bytes", "compute_units": "",
-               "tdp_watts": "W", "interconnect_bandwidth": "bytes/s", "price_per_hour_usd": "USD/h",
-               "release_year": ""}
+_SPEC_UNITS = {
+    "memory_bytes": "bytes",
+    "bandwidth": "bytes/s",
+    "l2_bytes": "bytes",
+    "compute_units": "",
+    "tdp_watts": "W",
+    "interconnect_bandwidth": "bytes/s",
+    "price_per_hour_usd": "USD/h",
+    "release_year": "",
+}
 
 
 def cmd_specs(args) -> int:
@@ -211,8 +236,14 @@ def cmd_specs(args) -> int:
             rep = Report("specs", precision=rows[0]["precision"])
             for r in rows:
                 if r["ridge_point"]:
-                    rep.add(f"ridge_point[{r['name']}]", f"ridge point of {r['name']}", r["ridge_point"],
-                            "FLOP/byte", roofline.ridge_point, f"{fmt(r['peak_flops'])} / {fmt(r['bandwidth'])}")
+                    rep.add(
+                        f"ridge_point[{r['name']}]",
+                        f"ridge point of {r['name']}",
+                        r["ridge_point"],
+                        "FLOP/byte",
+                        roofline.ridge_point,
+                        f"{fmt(r['peak_flops'])} / {fmt(r['bandwidth'])}",
+                    )
             rep.result.details["accelerators"] = rows
             return rep.emit(True)
         p = rows[0]["precision"]
@@ -220,8 +251,10 @@ def cmd_specs(args) -> int:
         for r in rows:
             peak = units.format_rate(r["peak_flops"]) if r["peak_flops"] else "—"
             ridge = f"{r['ridge_point']:.0f} FLOP/B" if r["ridge_point"] else "—"
-            print(f"{r['name']:<15}{units.format_bytes(r['memory_bytes'], binary=True):>10}"
-                  f"{units.format_bandwidth(r['bandwidth']):>12}{peak:>20}{ridge:>17}")
+            print(
+                f"{r['name']:<15}{units.format_bytes(r['memory_bytes'], binary=True):>10}"
+                f"{units.format_bandwidth(r['bandwidth']):>12}{peak:>20}{ridge:>17}"
+            )
         return 0
     acc = specs.get(args.name)
     args.precision = _precision(acc, args.precision)
@@ -230,19 +263,43 @@ def cmd_specs(args) -> int:
     rep.say(f"{acc.name} ({acc.vendor}, {acc.kind})")
     for k in fields:
         v = getattr(acc, k)
-        shown = (f"{units.format_bytes(v, binary=True)} ({units.format_bytes(v)})" if k.endswith("bytes")
-                 else units.format_bandwidth(v) + (" per direction" if k == "interconnect_bandwidth" else "")
-                 if "bandwidth" in k else fmt(v))
-        rep.given(k, k.replace("_", " "), v, _SPEC_UNITS[k], acc.source(k),
-                  f"  {k:<24}{shown:<28}[{acc.confidence(k)}] {acc.source(k)}")
+        shown = (
+            f"{units.format_bytes(v, binary=True)} ({units.format_bytes(v)})"
+            if k.endswith("bytes")
+            else units.format_bandwidth(v) + (" per direction" if k == "interconnect_bandwidth" else "")
+            if "bandwidth" in k
+            else fmt(v)
+        )
+        rep.given(
+            k,
+            k.replace("_", " "),
+            v,
+            _SPEC_UNITS[k],
+            acc.source(k),
+            f"  {k:<24}{shown:<28}[{acc.confidence(k)}] {acc.source(k)}",
+        )
     for p in acc.precisions():
-        rep.add(f"peak_flops_{p}", f"peak {p} (dense)", acc.peak_flops(p), "FLOP/s", specs.Accelerator.peak_flops,
-                acc.source(p), f"{units.format_rate(acc.peak_flops(p))} [{acc.confidence(p)}]")
+        rep.add(
+            f"peak_flops_{p}",
+            f"peak {p} (dense)",
+            acc.peak_flops(p),
+            "FLOP/s",
+            specs.Accelerator.peak_flops,
+            acc.source(p),
+            f"{units.format_rate(acc.peak_flops(p))} [{acc.confidence(p)}]",
+        )
     rep.result.details["confidence"] = {k: acc.confidence(k) for k in fields + acc.precisions()}
     pi = acc.peak_flops(args.precision)
     ridge = roofline.ridge_point(pi, acc.bandwidth)
-    rep.add("ridge_point", f"ridge point ({args.precision})", ridge, "FLOP/byte", roofline.ridge_point,
-            f"{fmt(pi)} / {fmt(acc.bandwidth)}", f"{ridge:.0f} FLOP/byte")
+    rep.add(
+        "ridge_point",
+        f"ridge point ({args.precision})",
+        ridge,
+        "FLOP/byte",
+        roofline.ridge_point,
+        f"{fmt(pi)} / {fmt(acc.bandwidth)}",
+        f"{ridge:.0f} FLOP/byte",
+    )
     return rep.emit(args.json)
 
 
@@ -251,30 +308,62 @@ def cmd_roofline(args) -> int:
     args.precision = _precision(acc, args.precision)
     pi, beta = acc.peak_flops(args.precision), acc.bandwidth
     rep = Report("roofline", gpu=acc.name, precision=args.precision, peak_flops=pi, bandwidth=beta)
-    ridge = rep.add("ridge_point", "ridge point", roofline.ridge_point(pi, beta), "FLOP/byte", roofline.ridge_point,
-                    f"{fmt(pi)} / {fmt(beta)}", f"{roofline.ridge_point(pi, beta):.1f} FLOP/byte")
+    ridge = rep.add(
+        "ridge_point",
+        "ridge point",
+        roofline.ridge_point(pi, beta),
+        "FLOP/byte",
+        roofline.ridge_point,
+        f"{fmt(pi)} / {fmt(beta)}",
+        f"{roofline.ridge_point(pi, beta):.1f} FLOP/byte",
+    )
     intensity = args.intensity
     if args.matmul:
         m, n, k = args.matmul
         b = memory.bytes_per_value(args.precision)
         rep.inputs.update(m=m, n=n, k=k, bytes_per_element=b)
-        intensity = rep.add("intensity", f"intensity of a {m}×{k} by {k}×{n} matmul",
-                            roofline.matmul_intensity(m, n, k, b), "FLOP/byte", roofline.matmul_intensity,
-                            f"2 × {fmt(m)} × {fmt(n)} × {fmt(k)} / (({fmt(m * k)} + {fmt(k * n)} + {fmt(m * n)})"
-                            f" × {fmt(b)})", f"{roofline.matmul_intensity(m, n, k, b):.4g} FLOP/byte")
+        intensity = rep.add(
+            "intensity",
+            f"intensity of a {m}×{k} by {k}×{n} matmul",
+            roofline.matmul_intensity(m, n, k, b),
+            "FLOP/byte",
+            roofline.matmul_intensity,
+            f"2 × {fmt(m)} × {fmt(n)} × {fmt(k)} / (({fmt(m * k)} + {fmt(k * n)} + {fmt(m * n)}) × {fmt(b)})",
+            f"{roofline.matmul_intensity(m, n, k, b):.4g} FLOP/byte",
+        )
         f, q = flops.matmul_flops(m, n, k), (m * k + k * n + m * n) * b
         t = roofline.time_s(f, q, pi, beta)
-        rep.add("time_s", "time lower bound", t, "s", roofline.time_s,
-                f"max({fmt(f)} / {fmt(pi)}, {fmt(q)} / {fmt(beta)})", units.format_seconds(t))
+        rep.add(
+            "time_s",
+            "time lower bound",
+            t,
+            "s",
+            roofline.time_s,
+            f"max({fmt(f)} / {fmt(pi)}, {fmt(q)} / {fmt(beta)})",
+            units.format_seconds(t),
+        )
     if intensity is not None:
         rep.inputs["intensity"] = intensity
         p = roofline.attainable(intensity, pi, beta)
-        rep.add("attainable_flops_per_s", "attainable FLOP/s", p, "FLOP/s", roofline.attainable,
-                f"min({fmt(pi)}, {fmt(beta)} × {fmt(intensity)})",
-                f"{units.format_rate(p)} ({100 * p / pi:.0f} % of peak)")
+        rep.add(
+            "attainable_flops_per_s",
+            "attainable FLOP/s",
+            p,
+            "FLOP/s",
+            roofline.attainable,
+            f"min({fmt(pi)}, {fmt(beta)} × {fmt(intensity)})",
+            f"{units.format_rate(p)} ({100 * p / pi:.0f} % of peak)",
+        )
         side = roofline.bound(intensity, pi, beta)
-        rep.add("bound", "bound", side, "", roofline.bound,
-                f"I = {intensity:.4g} {'<' if intensity < ridge else '≥'} I* = {ridge:.1f}", f"{side}-bound")
+        rep.add(
+            "bound",
+            "bound",
+            side,
+            "",
+            roofline.bound,
+            f"I = {intensity:.4g} {'<' if intensity < ridge else '≥'} I* = {ridge:.1f}",
+            f"{side}-bound",
+        )
     return rep.emit(args.json)
 
 
@@ -282,26 +371,60 @@ def cmd_memory(args) -> int:
     shape, n = _model_and_params(args)
     b = memory.bytes_per_value(args.dtype)
     args.seq = _seq(shape, args.seq)
-    rep = Report("memory", model=shape.name if shape else None, n_params=n, dtype=args.dtype,
-                 seq_len=args.seq, batch=args.batch, gpu=None)
+    rep = Report(
+        "memory",
+        model=shape.name if shape else None,
+        n_params=n,
+        dtype=args.dtype,
+        seq_len=args.seq,
+        batch=args.batch,
+        gpu=None,
+    )
     if shape:
         rep.say(f"{shape.name}: N = {n:,.0f} parameters ({shape.source})")
-    w = rep.add("weights_bytes", f"weights ({args.dtype})", memory.weights_bytes(n, args.dtype), "bytes",
-                memory.weights_bytes, f"{fmt(n)} × {fmt(b)} B", _bytes(memory.weights_bytes(n, args.dtype)))
-    s = rep.add("training_state_bytes", "training state (AdamW, mixed precision)", memory.training_state_bytes(n),
-                "bytes", memory.training_state_bytes, f"16 × {fmt(n)} B", _bytes(memory.training_state_bytes(n)))
+    w = rep.add(
+        "weights_bytes",
+        f"weights ({args.dtype})",
+        memory.weights_bytes(n, args.dtype),
+        "bytes",
+        memory.weights_bytes,
+        f"{fmt(n)} × {fmt(b)} B",
+        _bytes(memory.weights_bytes(n, args.dtype)),
+    )
+    s = rep.add(
+        "training_state_bytes",
+        "training state (AdamW, mixed precision)",
+        memory.training_state_bytes(n),
+        "bytes",
+        memory.training_state_bytes,
+        f"16 × {fmt(n)} B",
+        _bytes(memory.training_state_bytes(n)),
+    )
     for part, v in memory.training_state_breakdown(n).items():
         rep.result.details.setdefault("training_state_breakdown", {})[part] = v
         rep.say(f"  {part:<10}{v / n:g} B/param × {fmt(n)} = {_bytes(v)}")
     need = w
     if shape:
         kv = memory.kv_cache_bytes_for(shape, args.seq, args.batch, args.dtype)
-        rep.add("kv_cache_bytes", f"KV cache ({args.batch} × {args.seq} tokens)", kv, "bytes", memory.kv_cache_bytes,
-                f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × {fmt(args.seq)} × "
-                f"{fmt(args.batch)} × {fmt(b)} B", _bytes(kv))
-        need = rep.add("inference_bytes", "inference memory (weights + KV)", memory.inference_bytes(n, args.dtype, kv),
-                       "bytes", memory.inference_bytes, f"{fmt(w)} + {fmt(kv)} B",
-                       _bytes(memory.inference_bytes(n, args.dtype, kv)))
+        rep.add(
+            "kv_cache_bytes",
+            f"KV cache ({args.batch} × {args.seq} tokens)",
+            kv,
+            "bytes",
+            memory.kv_cache_bytes,
+            f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × {fmt(args.seq)} × "
+            f"{fmt(args.batch)} × {fmt(b)} B",
+            _bytes(kv),
+        )
+        need = rep.add(
+            "inference_bytes",
+            "inference memory (weights + KV)",
+            memory.inference_bytes(n, args.dtype, kv),
+            "bytes",
+            memory.inference_bytes,
+            f"{fmt(w)} + {fmt(kv)} B",
+            _bytes(memory.inference_bytes(n, args.dtype, kv)),
+        )
     else:
         rep.result.missing["kv_cache_bytes"] = "a model shape: use --model (see hwlib.models.names())"
         rep.say("KV cache: needs a model shape; use --model (see hwlib.models.names())")
@@ -311,11 +434,24 @@ def cmd_memory(args) -> int:
         rep.say(_fit_words(acc) + ":")
         for what, m in (("inference", need), ("training_state", s)):
             ok = memory.fits(m, acc.memory_bytes)
-            rep.add(f"fits_{what}", f"{what.replace('_', ' ')} fits one {acc.name}", ok, "", memory.fits,
-                    f"M = {units.format_bytes(m)}", "fits" if ok else "does not fit")
-            rep.add(f"gpus_needed_{what}", f"{acc.name} GPUs for the {what.replace('_', ' ')}",
-                    memory.devices_needed(m, acc.memory_bytes), "", memory.devices_needed,
-                    f"M = {units.format_bytes(m)}", f"{memory.devices_needed(m, acc.memory_bytes)} GPU(s)")
+            rep.add(
+                f"fits_{what}",
+                f"{what.replace('_', ' ')} fits one {acc.name}",
+                ok,
+                "",
+                memory.fits,
+                f"M = {units.format_bytes(m)}",
+                "fits" if ok else "does not fit",
+            )
+            rep.add(
+                f"gpus_needed_{what}",
+                f"{acc.name} GPUs for the {what.replace('_', ' ')}",
+                memory.devices_needed(m, acc.memory_bytes),
+                "",
+                memory.devices_needed,
+                f"M = {units.format_bytes(m)}",
+                f"{memory.devices_needed(m, acc.memory_bytes)} GPU(s)",
+            )
         rep.say("(activations not counted; `hwlib estimate` adds them)")
     return rep.emit(args.json)
 
@@ -327,26 +463,62 @@ def cmd_train(args) -> int:
     pi = acc.peak_flops(args.precision)
     price = args.price if args.price is not None else acc.price_per_hour_usd
     g = args.gpus
-    rep = Report("train", model=shape.name if shape else None, n_params=n, tokens=args.tokens, gpu=acc.name,
-                 precision=args.precision, peak_flops=pi, n_gpus=g, mfu=args.mfu,
-                 scaling_efficiency=args.scaling, price_per_hour=price)
-    c = rep.add("training_flops", "training compute", flops.training_flops(n, args.tokens), "FLOP",
-                flops.training_flops, f"6 × {fmt(n)} × {fmt(args.tokens)}",
-                units.format_flops(flops.training_flops(n, args.tokens)))
+    rep = Report(
+        "train",
+        model=shape.name if shape else None,
+        n_params=n,
+        tokens=args.tokens,
+        gpu=acc.name,
+        precision=args.precision,
+        peak_flops=pi,
+        n_gpus=g,
+        mfu=args.mfu,
+        scaling_efficiency=args.scaling,
+        price_per_hour=price,
+    )
+    c = rep.add(
+        "training_flops",
+        "training compute",
+        flops.training_flops(n, args.tokens),
+        "FLOP",
+        flops.training_flops,
+        f"6 × {fmt(n)} × {fmt(args.tokens)}",
+        units.format_flops(flops.training_flops(n, args.tokens)),
+    )
     t = flops.training_time_s(c, pi, args.mfu, g, args.scaling)
-    rep.add("training_time_s", f"training time on {g} × {acc.name}", t, "s", flops.training_time_s,
-            f"{fmt(c)} / ({fmt(args.mfu)} × {fmt(pi)} × {fmt(g)} × {fmt(args.scaling)})",
-            f"{fmt(t)} s = {units.format_seconds(t)}")
+    rep.add(
+        "training_time_s",
+        f"training time on {g} × {acc.name}",
+        t,
+        "s",
+        flops.training_time_s,
+        f"{fmt(c)} / ({fmt(args.mfu)} × {fmt(pi)} × {fmt(g)} × {fmt(args.scaling)})",
+        f"{fmt(t)} s = {units.format_seconds(t)}",
+    )
     h = flops.device_hours(t, g)
-    rep.add("gpu_hours", "GPU-hours", h, "GPU-h", flops.device_hours, f"{fmt(g)} × {fmt(t)} / 3600",
-            f"{fmt(h)} {acc.name}-hours")
+    rep.add(
+        "gpu_hours",
+        "GPU-hours",
+        h,
+        "GPU-h",
+        flops.device_hours,
+        f"{fmt(g)} × {fmt(t)} / 3600",
+        f"{fmt(h)} {acc.name}-hours",
+    )
     if price is None:
         rep.result.missing["cost_usd"] = f"--price USD_PER_HOUR (the sheet has no price for {acc.name})"
         rep.say(f"cost: no price for {acc.name} in the sheet; pass --price USD_PER_HOUR")
     else:
         cost = flops.cost_usd(t, price, g)
-        rep.add("cost_usd", "training cost", cost, "USD", flops.cost_usd,
-                f"{fmt(g)} × {fmt(t)} / 3600 × {fmt(price)}", units.format_usd(cost))
+        rep.add(
+            "cost_usd",
+            "training cost",
+            cost,
+            "USD",
+            flops.cost_usd,
+            f"{fmt(g)} × {fmt(t)} / 3600 × {fmt(price)}",
+            units.format_usd(cost),
+        )
     return rep.emit(args.json)
 
 
@@ -357,42 +529,87 @@ def cmd_decode(args) -> int:
     args.seq = _seq(shape, args.seq)
     w = memory.weights_bytes(n, args.dtype)
     kv = memory.kv_cache_bytes_for(shape, args.seq, 1, args.dtype) if shape else 0.0
-    rep = Report("decode", model=shape.name if shape else None, n_params=n, dtype=args.dtype, gpu=acc.name,
-                 precision=args.precision, bandwidth=acc.bandwidth, batch=args.batch,
-                 seq_len=args.seq if shape else None)
-    rep.add("weights_bytes", f"weights ({args.dtype})", w, "bytes", memory.weights_bytes,
-            f"{fmt(n)} × {fmt(memory.bytes_per_value(args.dtype))} B", _bytes(w))
+    rep = Report(
+        "decode",
+        model=shape.name if shape else None,
+        n_params=n,
+        dtype=args.dtype,
+        gpu=acc.name,
+        precision=args.precision,
+        bandwidth=acc.bandwidth,
+        batch=args.batch,
+        seq_len=args.seq if shape else None,
+    )
+    rep.add(
+        "weights_bytes",
+        f"weights ({args.dtype})",
+        w,
+        "bytes",
+        memory.weights_bytes,
+        f"{fmt(n)} × {fmt(memory.bytes_per_value(args.dtype))} B",
+        _bytes(w),
+    )
     if shape:
-        rep.add("kv_bytes_per_sequence", f"KV cache of one sequence ({args.seq} tokens)", kv, "bytes",
-                memory.kv_cache_bytes, f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × "
-                f"{fmt(args.seq)} × 1 × {fmt(memory.bytes_per_value(args.dtype))} B", _bytes(kv))
+        rep.add(
+            "kv_bytes_per_sequence",
+            f"KV cache of one sequence ({args.seq} tokens)",
+            kv,
+            "bytes",
+            memory.kv_cache_bytes,
+            f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × "
+            f"{fmt(args.seq)} × 1 × {fmt(memory.bytes_per_value(args.dtype))} B",
+            _bytes(kv),
+        )
     else:
         rep.result.missing["kv_bytes_per_sequence"] = "a model shape: use --model"
     tps = flops.decode_tokens_per_s_bound(w, acc.bandwidth, args.batch, kv)
-    rep.add("tokens_per_s_bound", f"bandwidth ceiling (batch {args.batch})", tps, "tokens/s",
-            flops.decode_tokens_per_s_bound,
-            f"{fmt(args.batch)} × {fmt(acc.bandwidth)} / ({fmt(w)} + {fmt(args.batch)} × {fmt(kv)})",
-            f"{units.format_quantity(tps, 'tokens/s')} ({units.format_quantity(tps / args.batch, 'per sequence')})")
+    rep.add(
+        "tokens_per_s_bound",
+        f"bandwidth ceiling (batch {args.batch})",
+        tps,
+        "tokens/s",
+        flops.decode_tokens_per_s_bound,
+        f"{fmt(args.batch)} × {fmt(acc.bandwidth)} / ({fmt(w)} + {fmt(args.batch)} × {fmt(kv)})",
+        f"{units.format_quantity(tps, 'tokens/s')} ({units.format_quantity(tps / args.batch, 'per sequence')})",
+    )
     need = w + args.batch * kv
     gpus = memory.devices_needed(need, acc.memory_bytes)
-    rep.add("fits_one_device", f"weights + KV cache fit one {acc.name}", gpus == 1, "", memory.fits,
-            f"M = {units.format_bytes(need)}", "fits" if gpus == 1 else "does not fit")
+    rep.add(
+        "fits_one_device",
+        f"weights + KV cache fit one {acc.name}",
+        gpus == 1,
+        "",
+        memory.fits,
+        f"M = {units.format_bytes(need)}",
+        "fits" if gpus == 1 else "does not fit",
+    )
     if gpus > 1:
-        rep.warn(f"weights + KV cache ({units.format_bytes(need)}) do not fit one {acc.name} "
-                 f"({units.format_bytes(acc.memory_bytes, binary=True)}, less {memory.HEADROOM:.0%} headroom "
-                 f"and the CUDA context): they need {gpus} devices; the ceilings assume one device held them")
-    if args.precision not in acc.precisions():      # e.g. a T4 has no bf16 rate: the bandwidth bound still stands
+        rep.warn(
+            f"weights + KV cache ({units.format_bytes(need)}) do not fit one {acc.name} "
+            f"({units.format_bytes(acc.memory_bytes, binary=True)}, less {memory.HEADROOM:.0%} headroom "
+            f"and the CUDA context): they need {gpus} devices; the ceilings assume one device held them"
+        )
+    if args.precision not in acc.precisions():  # e.g. a T4 has no bf16 rate: the bandwidth bound still stands
         why = f"{acc.name} has no {args.precision} rate (it has {', '.join(acc.precisions())})"
         rep.result.missing["tokens_per_s_compute_bound"] = why
         rep.say(f"compute ceiling not shown: {why}")
     else:
         pi = acc.peak_flops(args.precision)
         compute = flops.decode_tokens_per_s_compute_bound(n, pi)
-        rep.add("tokens_per_s_compute_bound", f"compute ceiling ({args.precision})", compute, "tokens/s",
-                flops.decode_tokens_per_s_compute_bound, f"{fmt(pi)} / (2 × {fmt(n)})",
-                units.format_quantity(compute, "tokens/s"))
-        rep.say("memory-bound: the bandwidth ceiling is the lower one" if tps < compute
-                else "compute-bound at this batch: the compute ceiling is the lower one")
+        rep.add(
+            "tokens_per_s_compute_bound",
+            f"compute ceiling ({args.precision})",
+            compute,
+            "tokens/s",
+            flops.decode_tokens_per_s_compute_bound,
+            f"{fmt(pi)} / (2 × {fmt(n)})",
+            units.format_quantity(compute, "tokens/s"),
+        )
+        rep.say(
+            "memory-bound: the bandwidth ceiling is the lower one"
+            if tps < compute
+            else "compute-bound at this batch: the compute ceiling is the lower one"
+        )
     return rep.emit(args.json)
 
 
@@ -409,8 +626,11 @@ def register(subparsers) -> None:
     """Add specs, roofline, memory, train and decode to the `hwlib` command line."""
     p = subparsers.add_parser("specs", help="accelerator spec sheet (all, or one with sources)")
     p.add_argument("name", nargs="?", help="accelerator, e.g. h100; omit for the table")
-    flag(p, "--precision", help="precision for peak and ridge (default: the part's best 16-bit format, bf16 or "
-                                "fp16; bf16 for the table)")
+    flag(
+        p,
+        "--precision",
+        help="precision for peak and ridge (default: the part's best 16-bit format, bf16 or fp16; bf16 for the table)",
+    )
     _common(p, cmd_specs)
 
     p = subparsers.add_parser("roofline", help="ridge point, attainable FLOP/s and bound of a kernel")
@@ -433,8 +653,13 @@ def register(subparsers) -> None:
     flag(p, "--gpu", required=True)
     flag(p, "--gpus")
     flag(p, "--mfu")
-    p.add_argument("--scaling", type=parse_fraction, default=1.0, metavar="ETA",
-                   help="scaling efficiency η across devices (default 1)")
+    p.add_argument(
+        "--scaling",
+        type=parse_fraction,
+        default=1.0,
+        metavar="ETA",
+        help="scaling efficiency η across devices (default 1)",
+    )
     flag(p, "--price")
     flag(p, "--precision")
     _common(p, cmd_train, params_or_model=True)

@@ -23,36 +23,104 @@ def _of(module, key):
 def cmd_moe(args) -> int:
     m = moe.get(args.model)
     acc = specs.get(args.gpu)
-    rep = Report("moe", model=m.name, gpu=acc.name, ep=args.ep, link_bandwidth=args.link,
-                 tokens_per_device=args.tokens_per_device, seq_len=args.seq, mfu=args.mfu)
-    rep.add("total_params", "parameters (every expert)", m.total_params(), "params", moe.MoEShape.total_params,
-            "", units.format_count(m.total_params()))
-    rep.add("active_params", "parameters active per token", m.active_params(), "params",
-            moe.MoEShape.active_params, f"k = {m.top_k}", units.format_count(m.active_params()))
+    rep = Report(
+        "moe",
+        model=m.name,
+        gpu=acc.name,
+        ep=args.ep,
+        link_bandwidth=args.link,
+        tokens_per_device=args.tokens_per_device,
+        seq_len=args.seq,
+        mfu=args.mfu,
+    )
+    rep.add(
+        "total_params",
+        "parameters (every expert)",
+        m.total_params(),
+        "params",
+        moe.MoEShape.total_params,
+        "",
+        units.format_count(m.total_params()),
+    )
+    rep.add(
+        "active_params",
+        "parameters active per token",
+        m.active_params(),
+        "params",
+        moe.MoEShape.active_params,
+        f"k = {m.top_k}",
+        units.format_count(m.active_params()),
+    )
     w = m.weights_bytes("bf16")
-    rep.add("weights_bytes", "weights (bf16)", w, "bytes", moe.MoEShape.weights_bytes,
-            f"{fmt(m.total_params())} × 2 B", _bytes(w))
+    rep.add(
+        "weights_bytes",
+        "weights (bf16)",
+        w,
+        "bytes",
+        moe.MoEShape.weights_bytes,
+        f"{fmt(m.total_params())} × 2 B",
+        _bytes(w),
+    )
     f = m.forward_flops_per_token()
-    rep.add("flops_per_token", "forward FLOPs per token", f, "FLOP", moe.MoEShape.forward_flops_per_token,
-            f"2 × {fmt(m.active_params())}", units.format_flops(f))
+    rep.add(
+        "flops_per_token",
+        "forward FLOPs per token",
+        f,
+        "FLOP",
+        moe.MoEShape.forward_flops_per_token,
+        f"2 × {fmt(m.active_params())}",
+        units.format_flops(f),
+    )
     kv = attention.kv_cache_bytes_for(m, args.seq)
     kind = m.attention["kind"].upper() + (f", window {m.sliding_window}" if m.sliding_window else "")
-    rep.add("kv_bytes_per_sequence", f"KV cache of one sequence ({kind})", kv, "bytes", attention.kv_cache_bytes_for,
-            f"s = {fmt(args.seq)}", f"{_bytes(kv)} at {fmt(args.seq)} tokens")
+    rep.add(
+        "kv_bytes_per_sequence",
+        f"KV cache of one sequence ({kind})",
+        kv,
+        "bytes",
+        attention.kv_cache_bytes_for,
+        f"s = {fmt(args.seq)}",
+        f"{_bytes(kv)} at {fmt(args.seq)} tokens",
+    )
     step = moe.expert_parallel_step(m, args.tokens_per_device, args.ep, acc, args.link, args.mfu)
-    rep.add("all_to_all_bytes", "all-to-all bytes per device and MoE layer", step["all_to_all_bytes"], "bytes",
-            moe.all_to_all_bytes,
-            f"4 × {fmt(args.tokens_per_device)} × {m.top_k} × {m.d_model} × 2 × {args.ep - 1}/{args.ep}",
-            _bytes(step["all_to_all_bytes"]))
-    rep.add("all_to_all_s", "all-to-all time", step["all_to_all_s"], "s", moe.expert_parallel_step,
-            f"{fmt(step['all_to_all_bytes'])} / {fmt(args.link)}", units.format_seconds(step["all_to_all_s"]),
-            formula=_of(moe, "expert_parallel_step.all_to_all_s"))
-    rep.add("expert_compute_s", "expert compute time", step["compute_s"], "s", moe.expert_parallel_step,
-            f"u = {fmt(args.mfu)}, π = {fmt(acc.peak_flops(acc.default_precision()))}",
-            units.format_seconds(step["compute_s"]), formula=_of(moe, "expert_parallel_step.compute_s"))
-    rep.add("binding_bandwidth", "link bandwidth at which the all-to-all binds", step["binding_bandwidth"],
-            "bytes/s", moe.binding_bandwidth, f"P = {args.ep}, d_ff = {m.d_ff_expert}",
-            units.format_bandwidth(step["binding_bandwidth"]))
+    rep.add(
+        "all_to_all_bytes",
+        "all-to-all bytes per device and MoE layer",
+        step["all_to_all_bytes"],
+        "bytes",
+        moe.all_to_all_bytes,
+        f"4 × {fmt(args.tokens_per_device)} × {m.top_k} × {m.d_model} × 2 × {args.ep - 1}/{args.ep}",
+        _bytes(step["all_to_all_bytes"]),
+    )
+    rep.add(
+        "all_to_all_s",
+        "all-to-all time",
+        step["all_to_all_s"],
+        "s",
+        moe.expert_parallel_step,
+        f"{fmt(step['all_to_all_bytes'])} / {fmt(args.link)}",
+        units.format_seconds(step["all_to_all_s"]),
+        formula=_of(moe, "expert_parallel_step.all_to_all_s"),
+    )
+    rep.add(
+        "expert_compute_s",
+        "expert compute time",
+        step["compute_s"],
+        "s",
+        moe.expert_parallel_step,
+        f"u = {fmt(args.mfu)}, π = {fmt(acc.peak_flops(acc.default_precision()))}",
+        units.format_seconds(step["compute_s"]),
+        formula=_of(moe, "expert_parallel_step.compute_s"),
+    )
+    rep.add(
+        "binding_bandwidth",
+        "link bandwidth at which the all-to-all binds",
+        step["binding_bandwidth"],
+        "bytes/s",
+        moe.binding_bandwidth,
+        f"P = {args.ep}, d_ff = {m.d_ff_expert}",
+        units.format_bandwidth(step["binding_bandwidth"]),
+    )
     rep.result.details.update(bound=step["bound"], ratio=step["ratio"])
     rep.say(f"bound: {step['bound']} (all-to-all / compute = {step['ratio']:.2f})")
     return rep.emit(args.json)
@@ -61,25 +129,64 @@ def cmd_moe(args) -> int:
 def cmd_finetune(args) -> int:
     shape = models.get(args.model)
     parts = finetune.model_finetune_bytes(shape, args.method, args.rank, args.seq, args.batch)
-    rep = Report("finetune", model=shape.name, method=args.method, rank=args.rank, seq_len=args.seq,
-                 batch=args.batch, tokens=args.tokens)
+    rep = Report(
+        "finetune",
+        model=shape.name,
+        method=args.method,
+        rank=args.rank,
+        seq_len=args.seq,
+        batch=args.batch,
+        tokens=args.tokens,
+    )
     n = shape.n_params()
     if args.method != "full":
         lora = finetune.lora_params(shape, args.rank)
-        rep.add("trainable_params", "trainable (adapter) parameters", lora, "params", finetune.lora_params,
-                f"r = {args.rank}, L = {shape.n_layers}", f"{units.format_count(lora)} ({lora / n:.2%} of N)")
+        rep.add(
+            "trainable_params",
+            "trainable (adapter) parameters",
+            lora,
+            "params",
+            finetune.lora_params,
+            f"r = {args.rank}, L = {shape.n_layers}",
+            f"{units.format_count(lora)} ({lora / n:.2%} of N)",
+        )
     fn = finetune.model_finetune_bytes
-    rep.add("weights_bytes", f"frozen weights ({args.method})", parts["weights"], "bytes", fn, f"N = {fmt(n)}",
-            _bytes(parts["weights"]), formula=_of(finetune, f"model_finetune_bytes.weights.{args.method}"))
-    for key, part, label in (("adapter_bytes", "adapters", "adapters + their optimizer state"),
-                             ("activation_bytes", "activations", f"activations ({args.batch} × {args.seq} tokens)"),
-                             ("total_bytes", "total", "total")):
-        rep.add(key, label, parts[part], "bytes", fn, "", _bytes(parts[part]),
-                formula=_of(finetune, f"model_finetune_bytes.{part}"))
+    rep.add(
+        "weights_bytes",
+        f"frozen weights ({args.method})",
+        parts["weights"],
+        "bytes",
+        fn,
+        f"N = {fmt(n)}",
+        _bytes(parts["weights"]),
+        formula=_of(finetune, f"model_finetune_bytes.weights.{args.method}"),
+    )
+    for key, part, label in (
+        ("adapter_bytes", "adapters", "adapters + their optimizer state"),
+        ("activation_bytes", "activations", f"activations ({args.batch} × {args.seq} tokens)"),
+        ("total_bytes", "total", "total"),
+    ):
+        rep.add(
+            key,
+            label,
+            parts[part],
+            "bytes",
+            fn,
+            "",
+            _bytes(parts[part]),
+            formula=_of(finetune, f"model_finetune_bytes.{part}"),
+        )
     if args.tokens:
         c = finetune.finetune_flops(n, args.tokens, args.method)
-        rep.add("training_flops", "fine-tuning compute", c, "FLOP", finetune.finetune_flops,
-                f"N = {fmt(n)}, D = {fmt(args.tokens)}", units.format_flops(c))
+        rep.add(
+            "training_flops",
+            "fine-tuning compute",
+            c,
+            "FLOP",
+            finetune.finetune_flops,
+            f"N = {fmt(n)}, D = {fmt(args.tokens)}",
+            units.format_flops(c),
+        )
     else:
         rep.result.missing["training_flops"] = "--tokens D (the fine-tuning tokens)"
     return rep.emit(args.json)
@@ -96,20 +203,45 @@ def cmd_energy(args) -> int:
     w, kv = _decode_inputs(shape, acc, args.seq)
     power = args.power or acc.tdp_watts
     rep = Report("energy", model=shape.name, gpu=acc.name, batch=args.batch, seq_len=args.seq, power_w=power)
-    rate = rep.add("tokens_per_s", f"decode tokens/s (batch {args.batch})",
-                   flops.decode_tokens_per_s_bound(w, acc.bandwidth, args.batch, kv), "tokens/s",
-                   flops.decode_tokens_per_s_bound,
-                   f"{fmt(args.batch)} × {fmt(acc.bandwidth)} / ({fmt(w)} + {fmt(args.batch)} × {fmt(kv)})",
-                   f"{flops.decode_tokens_per_s_bound(w, acc.bandwidth, args.batch, kv):,.0f} tokens/s")
+    rate = rep.add(
+        "tokens_per_s",
+        f"decode tokens/s (batch {args.batch})",
+        flops.decode_tokens_per_s_bound(w, acc.bandwidth, args.batch, kv),
+        "tokens/s",
+        flops.decode_tokens_per_s_bound,
+        f"{fmt(args.batch)} × {fmt(acc.bandwidth)} / ({fmt(w)} + {fmt(args.batch)} × {fmt(kv)})",
+        f"{flops.decode_tokens_per_s_bound(w, acc.bandwidth, args.batch, kv):,.0f} tokens/s",
+    )
     e = energy.decode_joules_per_token(w, acc, args.batch, kv, power_w=power)
-    rep.add("joules_per_token", "energy per token", e, "J", energy.joules_per_token, f"{fmt(power)} W / {fmt(rate)}",
-            f"{e:.3g} J/token")
+    rep.add(
+        "joules_per_token",
+        "energy per token",
+        e,
+        "J",
+        energy.joules_per_token,
+        f"{fmt(power)} W / {fmt(rate)}",
+        f"{e:.3g} J/token",
+    )
     hbm = energy.hbm_joules_per_token(w + args.batch * kv, args.batch)
-    rep.add("hbm_joules_per_token", "of which reading HBM", hbm, "J", energy.hbm_joules_per_token,
-            f"({fmt(w)} + {fmt(args.batch)} × {fmt(kv)}) B, B = {args.batch}", f"{hbm:.3g} J/token")
+    rep.add(
+        "hbm_joules_per_token",
+        "of which reading HBM",
+        hbm,
+        "J",
+        energy.hbm_joules_per_token,
+        f"({fmt(w)} + {fmt(args.batch)} × {fmt(kv)}) B, B = {args.batch}",
+        f"{hbm:.3g} J/token",
+    )
     kwh = energy.kwh(e * 1e6)
-    rep.add("kwh_per_million_tokens", "energy per million tokens", kwh, "kWh", energy.kwh, f"{fmt(e)} J × 10⁶",
-            f"{kwh:.3g} kWh")
+    rep.add(
+        "kwh_per_million_tokens",
+        "energy per million tokens",
+        kwh,
+        "kWh",
+        energy.kwh,
+        f"{fmt(e)} J × 10⁶",
+        f"{kwh:.3g} kWh",
+    )
     return rep.emit(args.json)
 
 
@@ -117,22 +249,63 @@ def cmd_speculative(args) -> int:
     shape = models.get(args.model)
     acc = specs.get(args.gpu)
     w, kv = _decode_inputs(shape, acc, args.seq)
-    r = attention.speculative_decode(w, flops.forward_flops(shape.n_params(), 1), acc, args.alpha, args.gamma,
-                                     batch=args.batch, cost_ratio=args.draft_cost, kv_bytes=kv)
-    rep = Report("speculative", model=shape.name, gpu=acc.name, alpha=args.alpha, gamma=args.gamma,
-                 batch=args.batch, seq_len=args.seq, cost_ratio=args.draft_cost)
+    r = attention.speculative_decode(
+        w,
+        flops.forward_flops(shape.n_params(), 1),
+        acc,
+        args.alpha,
+        args.gamma,
+        batch=args.batch,
+        cost_ratio=args.draft_cost,
+        kv_bytes=kv,
+    )
+    rep = Report(
+        "speculative",
+        model=shape.name,
+        gpu=acc.name,
+        alpha=args.alpha,
+        gamma=args.gamma,
+        batch=args.batch,
+        seq_len=args.seq,
+        cost_ratio=args.draft_cost,
+    )
     e = attention.speculative_expected_tokens(args.alpha, args.gamma)
-    rep.add("expected_tokens", "tokens accepted per target step", e, "tokens", attention.speculative_expected_tokens,
-            f"α = {args.alpha}, γ = {args.gamma}", f"{e:.2f}")
+    rep.add(
+        "expected_tokens",
+        "tokens accepted per target step",
+        e,
+        "tokens",
+        attention.speculative_expected_tokens,
+        f"α = {args.alpha}, γ = {args.gamma}",
+        f"{e:.2f}",
+    )
     fn = attention.speculative_decode
     for key, label in (("plain_tokens_per_s", "plain decoding"), ("speculative_tokens_per_s", "speculative decoding")):
-        rep.add(key, label, r[key], "tokens/s", fn, f"B = {args.batch}, c = {args.draft_cost}",
-                f"{r[key]:,.0f} tokens/s", formula=_of(attention, f"speculative_decode.{key}"))
-    rep.add("speedup", "speed-up", r["speedup"], "", fn, "", f"{r['speedup']:.2f}x",
-            formula=_of(attention, "speculative_decode.speedup"))
+        rep.add(
+            key,
+            label,
+            r[key],
+            "tokens/s",
+            fn,
+            f"B = {args.batch}, c = {args.draft_cost}",
+            f"{r[key]:,.0f} tokens/s",
+            formula=_of(attention, f"speculative_decode.{key}"),
+        )
+    rep.add(
+        "speedup",
+        "speed-up",
+        r["speedup"],
+        "",
+        fn,
+        "",
+        f"{r['speedup']:.2f}x",
+        formula=_of(attention, "speculative_decode.speedup"),
+    )
     rep.result.details["verify_bound"] = r["verify_bound"]
-    rep.say(f"verification pass is {r['verify_bound']}-bound"
-            + (" — speculation pays" if r["speedup"] > 1 else " — speculation does not pay at this batch"))
+    rep.say(
+        f"verification pass is {r['verify_bound']}-bound"
+        + (" — speculation pays" if r["speedup"] > 1 else " — speculation does not pay at this batch")
+    )
     return rep.emit(args.json)
 
 
@@ -149,15 +322,26 @@ def cmd_rent(args) -> int:
             rep.result.missing[f"usd[{r['accelerator']}]"] = f"more memory: {_bytes(r['memory_bytes'])} needed"
             rep.say(f"  {where}  does not fit ({_bytes(r['memory_bytes'])} needed)")
         elif "usd_per_million_tokens" in r:
-            rep.add(f"usd_per_million_tokens[{r['accelerator']}]", f"serving cost on {r['accelerator']}",
-                    r["usd_per_million_tokens"], "USD", flops.usd_per_million_tokens,
-                    f"p = {r['usd_per_hour']:g} USD/h, r = {fmt(r['tokens_per_s'])} tokens/s (batch {r['batch']})",
-                    line=f"  {where}  batch {r['batch']:>2}, {r['tokens_per_s']:,.0f} tokens/s, "
-                         f"{units.format_usd(r['usd_per_million_tokens'])} per million tokens")
+            rep.add(
+                f"usd_per_million_tokens[{r['accelerator']}]",
+                f"serving cost on {r['accelerator']}",
+                r["usd_per_million_tokens"],
+                "USD",
+                flops.usd_per_million_tokens,
+                f"p = {r['usd_per_hour']:g} USD/h, r = {fmt(r['tokens_per_s'])} tokens/s (batch {r['batch']})",
+                line=f"  {where}  batch {r['batch']:>2}, {r['tokens_per_s']:,.0f} tokens/s, "
+                f"{units.format_usd(r['usd_per_million_tokens'])} per million tokens",
+            )
         else:
-            rep.add(f"usd[{r['accelerator']}]", f"cost on {r['accelerator']}", r["usd"], "USD", flops.cost_usd,
-                    f"t = {units.format_seconds(r['seconds'])}, p = {r['usd_per_hour']:g} USD/h",
-                    line=f"  {where}  {units.format_seconds(r['seconds'])}, {units.format_usd(r['usd'])}")
+            rep.add(
+                f"usd[{r['accelerator']}]",
+                f"cost on {r['accelerator']}",
+                r["usd"],
+                "USD",
+                flops.cost_usd,
+                f"t = {units.format_seconds(r['seconds'])}, p = {r['usd_per_hour']:g} USD/h",
+                line=f"  {where}  {units.format_seconds(r['seconds'])}, {units.format_usd(r['usd'])}",
+            )
     return rep.emit(args.json)
 
 
@@ -167,10 +351,20 @@ def register(subparsers) -> None:
     flag(p, "--model", default="DeepSeek-V3", help=f"one of: {', '.join(moe.names())}")
     flag(p, "--gpu", default="H100 SXM")
     p.add_argument("--ep", type=parse_whole, default=8, metavar="P", help="expert-parallel devices (default 8)")
-    p.add_argument("--link", type=parse_count, default=450e9, metavar="B/s",
-                   help="one-way bandwidth per device, bytes/s (default 450e9, NVLink4)")
-    p.add_argument("--tokens-per-device", type=parse_count, default=4096, metavar="T",
-                   help="tokens per device per step (default 4096)")
+    p.add_argument(
+        "--link",
+        type=parse_count,
+        default=450e9,
+        metavar="B/s",
+        help="one-way bandwidth per device, bytes/s (default 450e9, NVLink4)",
+    )
+    p.add_argument(
+        "--tokens-per-device",
+        type=parse_count,
+        default=4096,
+        metavar="T",
+        help="tokens per device per step (default 4096)",
+    )
     flag(p, "--seq", default=4096)
     flag(p, "--mfu")
     flag(p, "--json")

@@ -4,6 +4,7 @@ the command line. Each prints the formula next to every result; `--json` gives S
     hwlib estimate --model llama-3-8b --tokens 15T --gpu h100 --gpus 1024 --mfu 0.4
     hwlib diagnose --flops 2.7e8 --bytes 1.3e8 --gpu h100 [--measured-s 5e-5]
 """
+
 from __future__ import annotations
 
 import json
@@ -15,12 +16,25 @@ from .cli_calc import flag, parse_context, parse_count, parse_whole
 def cmd_estimate(args) -> int:
     if args.model is None and args.params is None:
         raise ValueError("give --model NAME (see `hwlib.models.names()`) or --params N")
-    est = calculator.estimate(args.model, n_params=args.params, tokens=args.tokens, gpu=args.gpu,
-                              n_gpus=args.gpus, mfu=args.mfu, price_per_hour=args.price,
-                              precision=args.precision, weights_dtype=args.dtype, kv_dtype=args.dtype,
-                              seq_len=args.seq, batch=args.batch, train_seq_len=args.train_seq,
-                              micro_batch=args.micro_batch, attention=args.attention, zero_stage=args.zero,
-                              recompute=args.recompute)
+    est = calculator.estimate(
+        args.model,
+        n_params=args.params,
+        tokens=args.tokens,
+        gpu=args.gpu,
+        n_gpus=args.gpus,
+        mfu=args.mfu,
+        price_per_hour=args.price,
+        precision=args.precision,
+        weights_dtype=args.dtype,
+        kv_dtype=args.dtype,
+        seq_len=args.seq,
+        batch=args.batch,
+        train_seq_len=args.train_seq,
+        micro_batch=args.micro_batch,
+        attention=args.attention,
+        zero_stage=args.zero,
+        recompute=args.recompute,
+    )
     if args.json:
         doc = calculator.validate(est.document("estimate"))
         print(json.dumps(doc, default=str, indent=2, ensure_ascii=False))
@@ -31,8 +45,9 @@ def cmd_estimate(args) -> int:
 
 def cmd_diagnose(args) -> int:
     precision = args.precision or specs.get(args.gpu).default_precision()
-    d = diagnose.kernel(args.flops, args.bytes, args.gpu, precision, name=args.name,
-                        kind=args.kind, measured_s=args.measured_s)
+    d = diagnose.kernel(
+        args.flops, args.bytes, args.gpu, precision, name=args.name, kind=args.kind, measured_s=args.measured_s
+    )
     if args.json:
         doc = calculator.validate(d.result().document("diagnose"))
         print(json.dumps(doc, default=str, indent=2, ensure_ascii=False))
@@ -55,14 +70,26 @@ def register(subparsers) -> None:
     flag(p, "--dtype", help="storage format of weights and KV cache for inference (default bf16)")
     flag(p, "--seq", help="serving: tokens of context per sequence, e.g. 4k (default 4096 or the model's context)")
     flag(p, "--batch", help="serving: sequences decoded together (default 1)")
-    p.add_argument("--train-seq", type=parse_context, metavar="S", help="training: tokens per sequence "
-                                                                       "(default 4096 or the model's context)")
+    p.add_argument(
+        "--train-seq",
+        type=parse_context,
+        metavar="S",
+        help="training: tokens per sequence (default 4096 or the model's context)",
+    )
     p.add_argument("--micro-batch", type=parse_whole, default=1, metavar="b", help="training: sequences per GPU step")
-    p.add_argument("--attention", choices=("flash", "standard"), default="flash",
-                   help="training activations: FlashAttention (default) or scores stored")
+    p.add_argument(
+        "--attention",
+        choices=("flash", "standard"),
+        default="flash",
+        help="training activations: FlashAttention (default) or scores stored",
+    )
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3), help="ZeRO stage (default 0)")
-    p.add_argument("--recompute", choices=("none", "selective", "full"), default="none",
-                   help="activation recomputation (default none)")
+    p.add_argument(
+        "--recompute",
+        choices=("none", "selective", "full"),
+        default="none",
+        help="activation recomputation (default none)",
+    )
     flag(p, "--json")
     p.set_defaults(func=cmd_estimate)
 
@@ -72,8 +99,12 @@ def register(subparsers) -> None:
     flag(p, "--gpu", required=True)
     flag(p, "--precision")
     p.add_argument("--name", default="kernel")
-    p.add_argument("--kind", default="generic", choices=list(diagnose.KINDS),
-                   help="what the kernel is; picks the remedies (e.g. gemv for batch-1 decode)")
+    p.add_argument(
+        "--kind",
+        default="generic",
+        choices=list(diagnose.KINDS),
+        help="what the kernel is; picks the remedies (e.g. gemv for batch-1 decode)",
+    )
     p.add_argument("--measured-s", type=float, metavar="T", help="a measured time, to compare with the roof")
     flag(p, "--json")
     p.set_defaults(func=cmd_diagnose)

@@ -18,6 +18,7 @@ the sum back) puts (N − 1) × n bytes through rank 0's link in each direction;
 simulates that for contrast. Source: chapter 7 §7.3 of this book (data parallelism averages gradients
 with an all-reduce); NVIDIA nccl-tests' bus-bandwidth convention (busBW = algBW × 2(N−1)/N).
 """
+
 from __future__ import annotations
 
 import time
@@ -32,11 +33,11 @@ from . import _check, parallel
 class Trace:
     """What a simulated collective did. Byte counts are per rank, in bytes."""
 
-    algorithm: str                      # "ring" or "naive"
-    outputs: list                       # each rank's final buffer (NumPy arrays)
-    bytes_sent: np.ndarray              # bytes each rank sent (ring: over its link to rank r+1)
-    bytes_received: np.ndarray          # bytes each rank received
-    steps: int                          # communication steps (each a round of simultaneous sends)
+    algorithm: str  # "ring" or "naive"
+    outputs: list  # each rank's final buffer (NumPy arrays)
+    bytes_sent: np.ndarray  # bytes each rank sent (ring: over its link to rank r+1)
+    bytes_received: np.ndarray  # bytes each rank received
+    steps: int  # communication steps (each a round of simultaneous sends)
     log: list = field(default_factory=list)  # (phase, step, src, dst, chunk, bytes) per message
 
     @property
@@ -52,8 +53,10 @@ def _inputs(arrays) -> list:
     shape, dtype = arrays[0].shape, arrays[0].dtype
     for i, a in enumerate(arrays):
         if a.shape != shape or a.dtype != dtype:
-            raise ValueError(f"arrays[{i}] has shape {a.shape} and dtype {a.dtype}; every rank must hold "
-                             f"the same shape and dtype as arrays[0] ({shape}, {dtype})")
+            raise ValueError(
+                f"arrays[{i}] has shape {a.shape} and dtype {a.dtype}; every rank must hold "
+                f"the same shape and dtype as arrays[0] ({shape}, {dtype})"
+            )
         if not np.issubdtype(a.dtype, np.number) or a.dtype == bool:
             raise ValueError(f"arrays must hold numbers to sum; got dtype {a.dtype}")
     return arrays
@@ -126,10 +129,12 @@ def expected_bytes_per_link(n_bytes, n_devices):
 
 # --------------------------------------------------------------------------- real GPUs (NCCL)
 
+
 def gpu_count() -> int:
     """How many CUDA devices CuPy can use here; 0 without CuPy, a driver or a GPU."""
     try:
         import cupy
+
         return int(cupy.cuda.runtime.getDeviceCount())
     except Exception:  # no CuPy, no driver, no device
         return 0
@@ -142,6 +147,7 @@ def nccl_status() -> tuple[bool, str]:
         return False, f"NCCL needs at least 2 GPUs; CuPy sees {count}"
     try:
         from cupy.cuda import nccl
+
         if not getattr(nccl, "available", False):
             return False, "CuPy was built without NCCL (pip install nvidia-nccl-cu12 may provide it)"
     except Exception as exc:
@@ -149,14 +155,20 @@ def nccl_status() -> tuple[bool, str]:
     return True, f"NCCL over {count} GPUs"
 
 
-_NCCL_TYPES = {"float16": "NCCL_FLOAT16", "float32": "NCCL_FLOAT32", "float64": "NCCL_FLOAT64",
-               "int32": "NCCL_INT32", "int64": "NCCL_INT64"}
+_NCCL_TYPES = {
+    "float16": "NCCL_FLOAT16",
+    "float32": "NCCL_FLOAT32",
+    "float64": "NCCL_FLOAT64",
+    "int32": "NCCL_INT32",
+    "int64": "NCCL_INT64",
+}
 
 
 def _nccl_allreduce(arrays, repeats: int) -> dict:
     """Single process, one communicator per GPU (ncclCommInitAll), one grouped call per all-reduce."""
     import cupy
     from cupy.cuda import nccl
+
     n = len(arrays)
     dtype_name = str(arrays[0].dtype)
     if dtype_name not in _NCCL_TYPES:
@@ -174,8 +186,9 @@ def _nccl_allreduce(arrays, repeats: int) -> dict:
         nccl.groupStart()
         for i, comm in enumerate(comms):
             with cupy.cuda.Device(i):
-                comm.allReduce(sends[i].data.ptr, recvs[i].data.ptr, sends[i].size, nccl_type,
-                               nccl.NCCL_SUM, streams[i].ptr)
+                comm.allReduce(
+                    sends[i].data.ptr, recvs[i].data.ptr, sends[i].size, nccl_type, nccl.NCCL_SUM, streams[i].ptr
+                )
         nccl.groupEnd()
         for i, stream in enumerate(streams):
             with cupy.cuda.Device(i):
@@ -217,14 +230,24 @@ def allreduce(arrays, method: str = "auto", repeats: int = 5) -> dict:
     if ok and mode != "simulated":
         out = _nccl_allreduce(arrays, _check.integer("repeats", repeats))
         outputs = out["outputs"]
-        record.update(method="nccl", reason=why, time_s=out["time_s"], best_time_s=out["best_time_s"],
-                      bytes_per_link=expected, bus_bandwidth=expected / out["time_s"])
+        record.update(
+            method="nccl",
+            reason=why,
+            time_s=out["time_s"],
+            best_time_s=out["best_time_s"],
+            bytes_per_link=expected,
+            bus_bandwidth=expected / out["time_s"],
+        )
     else:
         trace = ring_allreduce(arrays)
         outputs = trace.outputs
         reason = why if mode == "auto" else "method='simulated' asked for"
-        record.update(method="simulated ring", reason=f"simulated in NumPy: {reason}",
-                      bytes_per_link=float(trace.bytes_sent.max()), steps=trace.steps)
+        record.update(
+            method="simulated ring",
+            reason=f"simulated in NumPy: {reason}",
+            bytes_per_link=float(trace.bytes_sent.max()),
+            steps=trace.steps,
+        )
     tol = {"rtol": 1e-3, "atol": 1e-3} if outputs[0].dtype == np.float16 else {"rtol": 1e-5, "atol": 1e-6}
     record["matches_sum"] = bool(all(np.allclose(o.astype(np.float64), reference, **tol) for o in outputs))
     record["result"] = outputs[0]

@@ -15,6 +15,7 @@ Memory the CPU experiments may use: ``available_memory_bytes()`` = the least of 
 cgroup limit left and the address-space limit left (RLIMIT_AS), so a 2 GB container or an 8 GB
 `ulimit -v` is respected as well as a laptop's free RAM.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,6 +29,7 @@ from hwlib.spec_match import match_spec
 def theoretical_bandwidth(memory_clock_hz: float, bus_width_bits: float) -> float:
     """2 x memory clock [Hz] x bus width [bits] / 8 -> bytes/s (double data rate; see module doc)."""
     from hwlib import _check
+
     clock = _check.positive("memory_clock_hz", memory_clock_hz)
     bus = _check.positive("bus_width_bits", bus_width_bits)
     return 2.0 * clock * bus / 8.0
@@ -52,22 +54,32 @@ def gpu_info(cupy) -> dict:
     total = int(props["totalGlobalMem"])
     per_sm = int(_attr(attrs, "MaxThreadsPerMultiProcessor", 1024))
     info = {
-        "name": name, "kind": "gpu", "backend": "cupy", "compute_capability": str(dev.compute_capability),
-        "sm_count": int(_attr(attrs, "MultiProcessorCount", 1)), "sm_clock_hz": float(_attr(attrs, "ClockRate")) * 1e3,
-        "memory_clock_hz": mem_clock_hz, "memory_bus_bits": bus_bits, "l2_bytes": int(_attr(attrs, "L2CacheSize")),
-        "memory_bytes": total, "max_threads_per_sm": per_sm,
+        "name": name,
+        "kind": "gpu",
+        "backend": "cupy",
+        "compute_capability": str(dev.compute_capability),
+        "sm_count": int(_attr(attrs, "MultiProcessorCount", 1)),
+        "sm_clock_hz": float(_attr(attrs, "ClockRate")) * 1e3,
+        "memory_clock_hz": mem_clock_hz,
+        "memory_bus_bits": bus_bits,
+        "l2_bytes": int(_attr(attrs, "L2CacheSize")),
+        "memory_bytes": total,
+        "max_threads_per_sm": per_sm,
         "max_blocks_per_sm": int(_attr(attrs, "MaxBlocksPerMultiprocessor", 16)),
         "registers_per_sm": int(_attr(attrs, "MaxRegistersPerMultiprocessor", 65536)),
         "max_threads_per_block": int(_attr(attrs, "MaxThreadsPerBlock", 1024)),
         "warp_size": int(_attr(attrs, "WarpSize", 32)),
-        "cuda_runtime": int(cupy.cuda.runtime.runtimeGetVersion()), "cupy": cupy.__version__,
+        "cuda_runtime": int(cupy.cuda.runtime.runtimeGetVersion()),
+        "cupy": cupy.__version__,
     }
     if mem_clock_hz > 0 and bus_bits > 0:
         info["theoretical_bandwidth"] = theoretical_bandwidth(mem_clock_hz, bus_bits)
     else:
         info["theoretical_bandwidth"] = None
-        info["bandwidth_note"] = (f"the driver reports memory clock {mem_clock_hz:g} Hz and bus width {bus_bits} bits, "
-                                  "so no theoretical bandwidth; the spec sheet is used where the GPU is known")
+        info["bandwidth_note"] = (
+            f"the driver reports memory clock {mem_clock_hz:g} Hz and bus width {bus_bits} bits, "
+            "so no theoretical bandwidth; the spec sheet is used where the GPU is known"
+        )
     spec = match_spec(name, total)
     info["spec"] = getattr(spec, "name", None)
     info["spec_bandwidth"] = float(spec.bandwidth) if spec is not None else None
@@ -121,6 +133,7 @@ def available_memory_bytes() -> int | None:
         limits.append(max(0, int(cg_max) - int(cg_cur)))
     try:
         import resource
+
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         if soft not in (resource.RLIM_INFINITY, -1):
             vm = 0
@@ -143,8 +156,16 @@ def cpu_info() -> dict:
     model = model or platform.processor() or platform.machine() or "unknown CPU"
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     caches = _cpu_caches()
-    return {"name": f"CPU: {model}", "kind": "cpu", "backend": "numpy", "cpu_model": model,
-            "cores": int(cores or 1), "memory_bytes": _meminfo("MemTotal"), **caches,
-            "llc_bytes": max(caches.values()) if caches else None, "numpy": np.__version__,
-            "note": "This is a CPU, not a GPU: NumPy ufuncs run on one core unless hwlib splits the "
-                    "work into threads; matmul uses every core through BLAS."}
+    return {
+        "name": f"CPU: {model}",
+        "kind": "cpu",
+        "backend": "numpy",
+        "cpu_model": model,
+        "cores": int(cores or 1),
+        "memory_bytes": _meminfo("MemTotal"),
+        **caches,
+        "llc_bytes": max(caches.values()) if caches else None,
+        "numpy": np.__version__,
+        "note": "This is a CPU, not a GPU: NumPy ufuncs run on one core unless hwlib splits the "
+        "work into threads; matmul uses every core through BLAS.",
+    }

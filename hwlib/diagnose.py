@@ -25,6 +25,7 @@ pitfalls) of this book; Williams, Waterman & Patterson 2009 (the roofline); Dao 
 (FlashAttention: IO-aware fused attention); launch overhead of a few µs from published
 microbenchmarks (te42kyfo/gpu-benches).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -66,41 +67,59 @@ REMEDIES = {
 _MORE_FLOPS = "a chip with more peak FLOP/s but the same bandwidth, or more tensor cores"
 _MATH_ONLY = "lower-precision arithmetic while the data stays in the same storage format"
 _NOT_BW = "fusion or smaller storage formats to save bandwidth: bandwidth is not the limit"
-_COMPUTE = (("tensor cores", "lower-precision math", "fewer FLOPs", "more devices"),
-            (_NOT_BW, "a part with more bandwidth but the same peak"))
-KINDS = {   # kind -> side -> (remedies, will not help)
+_COMPUTE = (
+    ("tensor cores", "lower-precision math", "fewer FLOPs", "more devices"),
+    (_NOT_BW, "a part with more bandwidth but the same peak"),
+)
+KINDS = {  # kind -> side -> (remedies, will not help)
     "generic": {
         "memory": (("fusion", "tiling", "quantization", "batching", "more bandwidth"), (_MORE_FLOPS, _MATH_ONLY)),
         "compute": _COMPUTE,
     },
-    "gemv": {   # a weight matrix times one (or a few) vectors: each weight is used once per token
-        "memory": (("batching", "quantization", "more bandwidth"),
-                   ("fusion: the weights are read once per step already; fusing saves only the small "
-                    "activation vectors", "tiling: a weight used for one multiply-add has no reuse to tile for",
-                    _MORE_FLOPS, _MATH_ONLY)),
+    "gemv": {  # a weight matrix times one (or a few) vectors: each weight is used once per token
+        "memory": (
+            ("batching", "quantization", "more bandwidth"),
+            (
+                "fusion: the weights are read once per step already; fusing saves only the small activation vectors",
+                "tiling: a weight used for one multiply-add has no reuse to tile for",
+                _MORE_FLOPS,
+                _MATH_ONLY,
+            ),
+        ),
         "compute": _COMPUTE,
     },
-    "gemm": {   # a matrix product with reuse: tiles decide how often each operand is fetched
+    "gemm": {  # a matrix product with reuse: tiles decide how often each operand is fetched
         "memory": (("tiling", "batching", "quantization", "fusion", "more bandwidth"), (_MORE_FLOPS, _MATH_ONLY)),
         "compute": _COMPUTE,
     },
-    "elementwise": {   # each element read and written once, a few FLOPs each
-        "memory": (("fusion", "quantization", "more bandwidth"),
-                   ("tiling: each element is used once, there is no reuse to tile for",
-                    "batching: the FLOPs per byte of an elementwise kernel do not depend on the batch",
-                    _MORE_FLOPS, _MATH_ONLY)),
+    "elementwise": {  # each element read and written once, a few FLOPs each
+        "memory": (
+            ("fusion", "quantization", "more bandwidth"),
+            (
+                "tiling: each element is used once, there is no reuse to tile for",
+                "batching: the FLOPs per byte of an elementwise kernel do not depend on the batch",
+                _MORE_FLOPS,
+                _MATH_ONLY,
+            ),
+        ),
         "compute": _COMPUTE,
     },
-    "reduction": {   # norms, softmax: a pass or two over the data, a few FLOPs per element
-        "memory": (("fusion", "quantization", "more bandwidth"),
-                   ("batching: the FLOPs per byte of a reduction do not depend on the batch",
-                    _MORE_FLOPS, _MATH_ONLY)),
+    "reduction": {  # norms, softmax: a pass or two over the data, a few FLOPs per element
+        "memory": (
+            ("fusion", "quantization", "more bandwidth"),
+            ("batching: the FLOPs per byte of a reduction do not depend on the batch", _MORE_FLOPS, _MATH_ONLY),
+        ),
         "compute": _COMPUTE,
     },
-    "attention": {   # scores and softmax over the context; at decode, each sequence reads its own KV cache
-        "memory": (("fused attention", "fewer KV bytes", "more bandwidth"),
-                   ("batching: every sequence reads its own keys and values, so a bigger batch adds bytes "
-                    "in proportion", _MORE_FLOPS, _MATH_ONLY)),
+    "attention": {  # scores and softmax over the context; at decode, each sequence reads its own KV cache
+        "memory": (
+            ("fused attention", "fewer KV bytes", "more bandwidth"),
+            (
+                "batching: every sequence reads its own keys and values, so a bigger batch adds bytes in proportion",
+                _MORE_FLOPS,
+                _MATH_ONLY,
+            ),
+        ),
         "compute": _COMPUTE,
     },
 }
@@ -110,22 +129,23 @@ WILL_NOT_HELP = {side: KINDS["generic"][side][1] for side in ("memory", "compute
 @dataclass(frozen=True)
 class Diagnosis:
     """Where a kernel sits on one roofline and what to do about it. SI units throughout."""
+
     name: str
     gpu: str
     precision: str
-    kind: str                       # "generic", "gemv", "gemm", "elementwise", "reduction", "attention"
-    tier: str                       # which bandwidth the bytes cross ("HBM", "NVLink", ...)
-    flops: float                    # FLOP
-    bytes_moved: float              # bytes across `tier`
-    peak_flops: float               # π, FLOP/s
-    bandwidth: float                # β of `tier`, bytes/s
-    intensity: float                # I = F / Q, FLOP/byte
-    ridge_point: float              # I* = π / β
-    bound: str                      # "memory" or "compute"
+    kind: str  # "generic", "gemv", "gemm", "elementwise", "reduction", "attention"
+    tier: str  # which bandwidth the bytes cross ("HBM", "NVLink", ...)
+    flops: float  # FLOP
+    bytes_moved: float  # bytes across `tier`
+    peak_flops: float  # π, FLOP/s
+    bandwidth: float  # β of `tier`, bytes/s
+    intensity: float  # I = F / Q, FLOP/byte
+    ridge_point: float  # I* = π / β
+    bound: str  # "memory" or "compute"
     near_ridge: bool
-    attainable_flops: float         # min(π, β·I)
-    fraction_of_peak: float         # attainable / π
-    time_lower_bound_s: float       # max(F/π, Q/β)
+    attainable_flops: float  # min(π, β·I)
+    fraction_of_peak: float  # attainable / π
+    time_lower_bound_s: float  # max(F/π, Q/β)
     remedies: tuple
     will_not_help: tuple
     measured_s: float | None = None
@@ -140,36 +160,100 @@ class Diagnosis:
         """This diagnosis as `hwlib.calculator` Quantity records (what `hwlib diagnose --json` prints):
         the roofline numbers with the formulas beside `hwlib.roofline`'s functions, the remedies and
         the will-not-help list under details."""
-        res = calculator.Result(inputs={"name": self.name, "gpu": self.gpu, "precision": self.precision,
-                                        "kind": self.kind, "tier": self.tier, "flops": self.flops,
-                                        "bytes_moved": self.bytes_moved, "measured_s": self.measured_s})
+        res = calculator.Result(
+            inputs={
+                "name": self.name,
+                "gpu": self.gpu,
+                "precision": self.precision,
+                "kind": self.kind,
+                "tier": self.tier,
+                "flops": self.flops,
+                "bytes_moved": self.bytes_moved,
+                "measured_s": self.measured_s,
+            }
+        )
         f, q, pi, beta = _g(self.flops), _g(self.bytes_moved), _g(self.peak_flops), _g(self.bandwidth)
-        rows = [("peak_flops", f"peak ({self.precision})", self.peak_flops, "FLOP/s", specs.Accelerator.peak_flops,
-                 self.gpu),
-                ("bandwidth", f"bandwidth of {self.tier}", self.bandwidth, "bytes/s", None, self.gpu),
-                ("intensity", "arithmetic intensity", self.intensity, "FLOP/byte", roofline.intensity, f"{f} / {q}"),
-                ("ridge_point", "ridge point", self.ridge_point, "FLOP/byte", roofline.ridge_point, f"{pi} / {beta}"),
-                ("bound", "bound", self.bound, "", roofline.bound,
-                 f"I = {_g(self.intensity)}, I* = {_g(self.ridge_point)}"),
-                ("attainable_flops", "attainable FLOP/s", self.attainable_flops, "FLOP/s", roofline.attainable,
-                 f"min({pi}, {beta} × {_g(self.intensity)})"),
-                ("fraction_of_peak", "fraction of peak", self.fraction_of_peak, "", _FRACTION_OF_PEAK,
-                 f"{_g(self.attainable_flops)} / {pi}"),
-                ("time_lower_bound_s", "time lower bound", self.time_lower_bound_s, "s", roofline.time_s,
-                 f"max({f} / {pi}, {q} / {beta})"),
-                ("near_ridge", "near the ridge", self.near_ridge, "", "near_ridge",
-                 f"I = {_g(self.intensity)}, I* = {_g(self.ridge_point)}")]
+        rows = [
+            (
+                "peak_flops",
+                f"peak ({self.precision})",
+                self.peak_flops,
+                "FLOP/s",
+                specs.Accelerator.peak_flops,
+                self.gpu,
+            ),
+            ("bandwidth", f"bandwidth of {self.tier}", self.bandwidth, "bytes/s", None, self.gpu),
+            ("intensity", "arithmetic intensity", self.intensity, "FLOP/byte", roofline.intensity, f"{f} / {q}"),
+            ("ridge_point", "ridge point", self.ridge_point, "FLOP/byte", roofline.ridge_point, f"{pi} / {beta}"),
+            (
+                "bound",
+                "bound",
+                self.bound,
+                "",
+                roofline.bound,
+                f"I = {_g(self.intensity)}, I* = {_g(self.ridge_point)}",
+            ),
+            (
+                "attainable_flops",
+                "attainable FLOP/s",
+                self.attainable_flops,
+                "FLOP/s",
+                roofline.attainable,
+                f"min({pi}, {beta} × {_g(self.intensity)})",
+            ),
+            (
+                "fraction_of_peak",
+                "fraction of peak",
+                self.fraction_of_peak,
+                "",
+                _FRACTION_OF_PEAK,
+                f"{_g(self.attainable_flops)} / {pi}",
+            ),
+            (
+                "time_lower_bound_s",
+                "time lower bound",
+                self.time_lower_bound_s,
+                "s",
+                roofline.time_s,
+                f"max({f} / {pi}, {q} / {beta})",
+            ),
+            (
+                "near_ridge",
+                "near the ridge",
+                self.near_ridge,
+                "",
+                "near_ridge",
+                f"I = {_g(self.intensity)}, I* = {_g(self.ridge_point)}",
+            ),
+        ]
         if self.measured_s is not None:
-            rows += [("achieved_flops", "achieved FLOP/s", self.achieved_flops, "FLOP/s", _ACHIEVED,
-                      f"{f} / {_g(self.measured_s)} s"),
-                     ("fraction_of_attainable", "fraction of the roof", self.fraction_of_attainable, "",
-                      _FRACTION_OF_ATTAINABLE, f"{_g(self.achieved_flops)} / {_g(self.attainable_flops)}")]
+            rows += [
+                (
+                    "achieved_flops",
+                    "achieved FLOP/s",
+                    self.achieved_flops,
+                    "FLOP/s",
+                    _ACHIEVED,
+                    f"{f} / {_g(self.measured_s)} s",
+                ),
+                (
+                    "fraction_of_attainable",
+                    "fraction of the roof",
+                    self.fraction_of_attainable,
+                    "",
+                    _FRACTION_OF_ATTAINABLE,
+                    f"{_g(self.achieved_flops)} / {_g(self.attainable_flops)}",
+                ),
+            ]
         for key, label, value, unit, fn, numbers in rows:
-            if fn is None:      # read from the sheet or given: no formula
+            if fn is None:  # read from the sheet or given: no formula
                 res.add(calculator.Quantity(key, label, value, unit, "", "hwlib.specs.get", numbers))
             elif isinstance(fn, str):
-                res.add(calculator.Quantity(key, label, value, unit, FORMULAS[f"kernel.{fn}"], "hwlib.diagnose.kernel",
-                                            numbers))
+                res.add(
+                    calculator.Quantity(
+                        key, label, value, unit, FORMULAS[f"kernel.{fn}"], "hwlib.diagnose.kernel", numbers
+                    )
+                )
             else:
                 res.add(calculator.quantity(key, label, value, unit, fn, numbers))
         res.warnings.extend(self.warnings)
@@ -180,13 +264,17 @@ class Diagnosis:
         """A few lines a reader can paste into a lab notebook."""
         side = f"{self.bound}-bound" + (" (near the ridge: both roofs matter)" if self.near_ridge else "")
         what = "" if self.kind == "generic" else f"{self.kind}, "
-        lines = [f"{self.name} on {self.gpu} ({what}{self.precision}, {self.tier}): I = {self.intensity:.3g} FLOP/B "
-                 f"vs ridge {self.ridge_point:.3g} -> {side}",
-                 f"  attainable {units.format_rate(self.attainable_flops)} = {self.fraction_of_peak:.1%} of peak; "
-                 f"time >= {units.format_seconds(self.time_lower_bound_s)}"]
+        lines = [
+            f"{self.name} on {self.gpu} ({what}{self.precision}, {self.tier}): I = {self.intensity:.3g} FLOP/B "
+            f"vs ridge {self.ridge_point:.3g} -> {side}",
+            f"  attainable {units.format_rate(self.attainable_flops)} = {self.fraction_of_peak:.1%} of peak; "
+            f"time >= {units.format_seconds(self.time_lower_bound_s)}",
+        ]
         if self.measured_s is not None:
-            lines.append(f"  measured {units.format_seconds(self.measured_s)} -> "
-                         f"{units.format_rate(self.achieved_flops)} = {self.fraction_of_attainable:.1%} of the roof")
+            lines.append(
+                f"  measured {units.format_seconds(self.measured_s)} -> "
+                f"{units.format_rate(self.achieved_flops)} = {self.fraction_of_attainable:.1%} of the roof"
+            )
         lines.append("  try: " + "; ".join(self.remedies))
         lines.append("  won't help: " + "; ".join(self.will_not_help))
         lines += [f"  warning: {w}" for w in self.warnings]
@@ -210,28 +298,47 @@ def _accelerator(gpu):
     if isinstance(gpu, str):
         return specs.get(gpu)
     if not (hasattr(gpu, "bandwidth") and callable(getattr(gpu, "peak_flops", None))):
-        raise ValueError(f"gpu must be a spec-sheet name (e.g. 'H100 SXM') or an object with .bandwidth and "
-                         f".peak_flops(precision); got {gpu!r}")
+        raise ValueError(
+            f"gpu must be a spec-sheet name (e.g. 'H100 SXM') or an object with .bandwidth and "
+            f".peak_flops(precision); got {gpu!r}"
+        )
     return gpu
 
 
 def _measured_warnings(achieved, attainable, bound_s, launch_s) -> list:
     out = []
     if achieved > 1.05 * attainable:
-        out.append("faster than the roofline allows: the timer probably missed asynchronous GPU work "
-                   "(no synchronize / CUDA events), the data sat in a cache (L2) instead of crossing this "
-                   "tier, or the FLOP or byte count is wrong")
+        out.append(
+            "faster than the roofline allows: the timer probably missed asynchronous GPU work "
+            "(no synchronize / CUDA events), the data sat in a cache (L2) instead of crossing this "
+            "tier, or the FLOP or byte count is wrong"
+        )
     elif achieved < 0.1 * attainable and bound_s < 10 * launch_s:
-        out.append("far below the roof and tiny: launch overhead and latency dominate (Little's law); "
-                   "batch more work per launch, fuse kernels or use CUDA graphs")
+        out.append(
+            "far below the roof and tiny: launch overhead and latency dominate (Little's law); "
+            "batch more work per launch, fuse kernels or use CUDA graphs"
+        )
     elif achieved < 0.5 * attainable:
-        out.append("well below the roof: too few bytes in flight (occupancy, Little's law), uncoalesced "
-                   "access, or a lower ceiling than this one (L2, shared-memory bank conflicts, no tensor cores)")
+        out.append(
+            "well below the roof: too few bytes in flight (occupancy, Little's law), uncoalesced "
+            "access, or a lower ceiling than this one (L2, shared-memory bank conflicts, no tensor cores)"
+        )
     return out
 
 
-def kernel(flops, bytes_moved, gpu, precision="bf16", *, name="kernel", kind="generic", measured_s=None,
-           bandwidth=None, tier="HBM", launch_overhead_s=LAUNCH_OVERHEAD_S) -> Diagnosis:
+def kernel(
+    flops,
+    bytes_moved,
+    gpu,
+    precision="bf16",
+    *,
+    name="kernel",
+    kind="generic",
+    measured_s=None,
+    bandwidth=None,
+    tier="HBM",
+    launch_overhead_s=LAUNCH_OVERHEAD_S,
+) -> Diagnosis:
     """Classify a kernel on the roofline of `gpu` and name the remedies for its side of the ridge.
 
     flops: FLOP the kernel performs; bytes_moved: bytes it moves across `tier` (HBM by default);
@@ -259,9 +366,11 @@ def kernel(flops, bytes_moved, gpu, precision="bf16", *, name="kernel", kind="ge
     t_min = roofline.time_s(f, q, pi, beta)
     warnings = []
     if t_min < launch:
-        warnings.append(f"launch-bound: the roofline time {units.format_seconds(t_min)} is below the "
-                        f"~{units.format_seconds(launch)} cost of "
-                        "launching a kernel; fuse it with its neighbours or batch more work per launch")
+        warnings.append(
+            f"launch-bound: the roofline time {units.format_seconds(t_min)} is below the "
+            f"~{units.format_seconds(launch)} cost of "
+            "launching a kernel; fuse it with its neighbours or batch more work per launch"
+        )
     achieved = fraction = None
     if measured_s is not None:
         m = _check.positive("measured_s", measured_s)
@@ -269,13 +378,30 @@ def kernel(flops, bytes_moved, gpu, precision="bf16", *, name="kernel", kind="ge
         fraction = achieved / attainable
         warnings += _measured_warnings(achieved, attainable, t_min, launch)
     remedies, will_not = KINDS[kind][side]
-    return Diagnosis(name=str(name), gpu=str(getattr(acc, "name", acc)), precision=str(precision),
-                     kind=kind, tier=str(tier), flops=f, bytes_moved=q, peak_flops=pi, bandwidth=beta, intensity=i,
-                     ridge_point=ridge, bound=side, near_ridge=bool(ridge / NEAR_RIDGE < i < ridge * NEAR_RIDGE),
-                     attainable_flops=attainable, fraction_of_peak=attainable / pi, time_lower_bound_s=t_min,
-                     remedies=tuple(remedies), will_not_help=tuple(will_not),
-                     measured_s=None if measured_s is None else float(measured_s), achieved_flops=achieved,
-                     fraction_of_attainable=fraction, warnings=tuple(warnings))
+    return Diagnosis(
+        name=str(name),
+        gpu=str(getattr(acc, "name", acc)),
+        precision=str(precision),
+        kind=kind,
+        tier=str(tier),
+        flops=f,
+        bytes_moved=q,
+        peak_flops=pi,
+        bandwidth=beta,
+        intensity=i,
+        ridge_point=ridge,
+        bound=side,
+        near_ridge=bool(ridge / NEAR_RIDGE < i < ridge * NEAR_RIDGE),
+        attainable_flops=attainable,
+        fraction_of_peak=attainable / pi,
+        time_lower_bound_s=t_min,
+        remedies=tuple(remedies),
+        will_not_help=tuple(will_not),
+        measured_s=None if measured_s is None else float(measured_s),
+        achieved_flops=achieved,
+        fraction_of_attainable=fraction,
+        warnings=tuple(warnings),
+    )
 
 
 def explain(remedy: str) -> str:
@@ -305,23 +431,28 @@ device. Other tiers (NVLink, PCIe, a network) are collectives that may or may no
 @dataclass(frozen=True)
 class Hierarchy:
     """A kernel against several bandwidth tiers at once: each tier is its own roof (chapter 6 §6.5)."""
+
     name: str
-    per_tier: dict                  # tier -> Diagnosis, each against u·π and that tier's bandwidth
-    compute_time_s: float           # F / (u·π): the arithmetic at the MFU given (u = 1: the peak)
-    binding: str                    # the tier with the longest transfer time, or "compute"
-    time_lower_bound_s: float       # max(compute, every transfer): everything overlaps
-    no_overlap_time_s: float        # max(compute, on-chip transfers) + Σ off-chip transfers
-    mfu: float = 1.0                # u used for compute_time_s
+    per_tier: dict  # tier -> Diagnosis, each against u·π and that tier's bandwidth
+    compute_time_s: float  # F / (u·π): the arithmetic at the MFU given (u = 1: the peak)
+    binding: str  # the tier with the longest transfer time, or "compute"
+    time_lower_bound_s: float  # max(compute, every transfer): everything overlaps
+    no_overlap_time_s: float  # max(compute, on-chip transfers) + Σ off-chip transfers
+    mfu: float = 1.0  # u used for compute_time_s
 
     def summary(self) -> str:
         rate = "at peak" if self.mfu == 1.0 else f"at {self.mfu:.0%} MFU"
         t = units.format_seconds
-        lines = [f"{self.name}: binding = {self.binding}, time >= {t(self.time_lower_bound_s)} if every transfer "
-                 f"overlaps, {t(self.no_overlap_time_s)} if the off-chip ones do not "
-                 f"(compute alone {t(self.compute_time_s)} {rate})"]
+        lines = [
+            f"{self.name}: binding = {self.binding}, time >= {t(self.time_lower_bound_s)} if every transfer "
+            f"overlaps, {t(self.no_overlap_time_s)} if the off-chip ones do not "
+            f"(compute alone {t(self.compute_time_s)} {rate})"
+        ]
         for tier, d in self.per_tier.items():
-            lines.append(f"  {tier:>10}: I = {d.intensity:,.4g} FLOP/B, ridge {d.ridge_point:,.4g}, "
-                         f"transfer {t(d.bytes_moved / d.bandwidth)}, {d.bound}-bound on this roof")
+            lines.append(
+                f"  {tier:>10}: I = {d.intensity:,.4g} FLOP/B, ridge {d.ridge_point:,.4g}, "
+                f"transfer {t(d.bytes_moved / d.bandwidth)}, {d.bound}-bound on this roof"
+            )
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -348,7 +479,7 @@ def tiers(flops, traffic, gpu, precision="bf16", *, name="kernel", mfu=1.0, on_c
     u = _check.positive("mfu", mfu)
     if u > 1:
         raise ValueError(f"mfu must be a fraction in (0, 1] (e.g. 0.4 for 40 %); got {mfu!r}")
-    rated = acc if u == 1.0 else _AtMFU(acc, u)         # every roof at the same rate as the compute time
+    rated = acc if u == 1.0 else _AtMFU(acc, u)  # every roof at the same rate as the compute time
     per = {}
     for tier, pair in traffic.items():
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
@@ -360,6 +491,12 @@ def tiers(flops, traffic, gpu, precision="bf16", *, name="kernel", mfu=1.0, on_c
     binding = worst if transfer[worst] > compute_s else "compute"
     inside = max([compute_s] + [t for k, t in transfer.items() if k in on_chip])
     exposed = sum(t for k, t in transfer.items() if k not in on_chip)
-    return Hierarchy(name=str(name), per_tier=per, compute_time_s=compute_s, binding=binding,
-                     time_lower_bound_s=max([compute_s] + list(transfer.values())),
-                     no_overlap_time_s=inside + exposed, mfu=u)
+    return Hierarchy(
+        name=str(name),
+        per_tier=per,
+        compute_time_s=compute_s,
+        binding=binding,
+        time_lower_bound_s=max([compute_s] + list(transfer.values())),
+        no_overlap_time_s=inside + exposed,
+        mfu=u,
+    )

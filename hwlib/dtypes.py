@@ -31,26 +31,57 @@ ACCEPTED = FORMATS + tuple(SHORT) + EXTRA
 """Every canonical name, in the order error messages list them."""
 
 ALIASES = {
-    "float64": "fp64", "float32": "fp32", "float": "fp32", "float16": "fp16", "half": "fp16",
-    "bfloat16": "bf16", "e4m3": "fp8_e4m3", "float8_e4m3fn": "fp8_e4m3", "e5m2": "fp8_e5m2",
-    "float8_e5m2": "fp8_e5m2", "e2m1": "fp4_e2m1", "float4_e2m1fn": "fp4_e2m1",
-    "e4m3fnuz": "fp8_e4m3fnuz", "float8_e4m3fnuz": "fp8_e4m3fnuz",
-    "e5m2fnuz": "fp8_e5m2fnuz", "float8_e5m2fnuz": "fp8_e5m2fnuz",
+    "float64": "fp64",
+    "float32": "fp32",
+    "float": "fp32",
+    "float16": "fp16",
+    "half": "fp16",
+    "bfloat16": "bf16",
+    "e4m3": "fp8_e4m3",
+    "float8_e4m3fn": "fp8_e4m3",
+    "e5m2": "fp8_e5m2",
+    "float8_e5m2": "fp8_e5m2",
+    "e2m1": "fp4_e2m1",
+    "float4_e2m1fn": "fp4_e2m1",
+    "e4m3fnuz": "fp8_e4m3fnuz",
+    "float8_e4m3fnuz": "fp8_e4m3fnuz",
+    "e5m2fnuz": "fp8_e5m2fnuz",
+    "float8_e5m2fnuz": "fp8_e5m2fnuz",
 }
 """Other spellings (NumPy / ml_dtypes / PyTorch names) -> canonical name."""
 
 STORAGE_BYTES = {
-    "fp64": 8.0, "fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0,
-    "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0, "fp8_e4m3fnuz": 1.0, "fp8_e5m2fnuz": 1.0, "int8": 1.0,
-    "int4": 0.5, "fp4": 0.5, "fp4_e2m1": 0.5,
+    "fp64": 8.0,
+    "fp32": 4.0,
+    "tf32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "fp8_e4m3": 1.0,
+    "fp8_e5m2": 1.0,
+    "fp8_e4m3fnuz": 1.0,
+    "fp8_e5m2fnuz": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+    "fp4": 0.5,
+    "fp4_e2m1": 0.5,
 }
 """Bytes one value occupies in memory. tf32 is stored in 4 bytes (its 19 bits exist only inside the
 tensor core); int4 and fp4 pack two values per byte. Chapter 5, §5.2; chapter 9, §9.1."""
 
 RATE = {
-    "fp64": "fp64", "fp32": "fp32", "tf32": "tf32", "fp16": "fp16", "bf16": "bf16",
-    "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "fp8_e4m3fnuz": "fp8", "fp8_e5m2fnuz": "fp8",
-    "fp4_e2m1": "fp4", "int8": "int8", "int4": "int4",
+    "fp64": "fp64",
+    "fp32": "fp32",
+    "tf32": "tf32",
+    "fp16": "fp16",
+    "bf16": "bf16",
+    "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8",
+    "fp8_e4m3fnuz": "fp8",
+    "fp8_e5m2fnuz": "fp8",
+    "fp4_e2m1": "fp4",
+    "int8": "int8",
+    "int4": "int4",
 }
 """Format -> the spec-sheet precision whose tensor-core rate it runs at (both FP8 encodings share one
 rate; `hwlib.specs.PRECISIONS` lists the ones the sheet has numbers for)."""

@@ -8,6 +8,7 @@ Sources: chapters 8 and 9 (C ≈ 6ND, t = 6ND / (u·π·G); decode is memory-bou
 forward 2N FLOP/token, worked problems, exercises 2–4);
 Kaplan et al. 2020 (Table 1); Transformer Math 101 (EleutherAI 2023); Hoffmann et al. 2022.
 """
+
 from __future__ import annotations
 
 from . import _check

@@ -17,6 +17,7 @@ to ±6 (and turns NaN into -0), and the integers wrap around (int4: 8 -> -8). Th
 >>> decompose(1.5, "fp8_e4m3").bits
 '0 0111 100'
 """
+
 from __future__ import annotations
 
 import functools
@@ -29,12 +30,21 @@ from . import _check, dtypes
 
 NAMES = dtypes.FORMATS
 ALIASES = dict(dtypes.ALIASES, **dtypes.SHORT)
-VARIANTS = dtypes.VARIANTS   # accepted everywhere, not listed by names() / table(); fp64 likewise
-_DTYPES = {"fp32": np.float32, "tf32": np.float32, "fp16": np.float16, "bf16": ml_dtypes.bfloat16,
-           "fp8_e4m3": ml_dtypes.float8_e4m3fn, "fp8_e5m2": ml_dtypes.float8_e5m2,
-           "fp4_e2m1": ml_dtypes.float4_e2m1fn, "int8": np.int8, "int4": ml_dtypes.int4,
-           "fp8_e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "fp8_e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
-           "fp64": np.float64}
+VARIANTS = dtypes.VARIANTS  # accepted everywhere, not listed by names() / table(); fp64 likewise
+_DTYPES = {
+    "fp32": np.float32,
+    "tf32": np.float32,
+    "fp16": np.float16,
+    "bf16": ml_dtypes.bfloat16,
+    "fp8_e4m3": ml_dtypes.float8_e4m3fn,
+    "fp8_e5m2": ml_dtypes.float8_e5m2,
+    "fp4_e2m1": ml_dtypes.float4_e2m1fn,
+    "int8": np.int8,
+    "int4": ml_dtypes.int4,
+    "fp8_e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
+    "fp8_e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+    "fp64": np.float64,
+}
 _STORAGE_BYTES = {k: int(v) if v == int(v) else v for k, v in dtypes.STORAGE_BYTES.items()}  # 4, 0.5
 _USE = {
     "fp32": "master weights, optimizer state, accumulation and sensitive reductions",
@@ -52,8 +62,8 @@ _USE = {
 }
 _NOTES = {
     "tf32": "Not in ml_dtypes: emulated by rounding the fp32 mantissa to 10 bits (nearest-even). "
-            "19 significant bits live in a 32-bit register; range as fp32. Whether tensor cores "
-            "keep tf32 subnormals is not verified.",
+    "19 significant bits live in a 32-bit register; range as fp32. Whether tensor cores "
+    "keep tf32 subnormals is not verified.",
     "fp8_e4m3": "OCP E4M3 'fn': no infinity; S.1111.111 is NaN, so the top binade stops at 448.",
     "fp8_e5m2": "OCP E5M2: IEEE-like, with infinities and NaNs.",
     "fp4_e2m1": "OCP MX E2M1: 16 codes, ±{0, 0.5, 1, 1.5, 2, 3, 4, 6}; no inf, no NaN.",
@@ -74,13 +84,13 @@ class FormatInfo:
     mantissa_bits: int
     bias: int | None
     max: float
-    min: float                      # most negative finite value
+    min: float  # most negative finite value
     min_normal: float | None
     min_subnormal: float | None
-    eps: float                      # gap from 1 to the next value, 2**-mantissa_bits (1 for ints)
+    eps: float  # gap from 1 to the next value, 2**-mantissa_bits (1 for ints)
     has_inf: bool
     has_nan: bool
-    storage_bytes: float            # bytes per value in memory (int4/fp4 packed two per byte)
+    storage_bytes: float  # bytes per value in memory (int4/fp4 packed two per byte)
     typical_use: str
     notes: str = ""
 
@@ -118,18 +128,48 @@ def _info(n: str) -> FormatInfo:
     dt = _DTYPES[n]
     if _is_int(n):
         ii = ml_dtypes.iinfo(dt)
-        return FormatInfo(n, ii.bits, 0, 0, None, float(ii.max), float(ii.min), None, None, 1.0,
-                          False, False, _STORAGE_BYTES[n], _USE[n], _NOTES[n])
+        return FormatInfo(
+            n,
+            ii.bits,
+            0,
+            0,
+            None,
+            float(ii.max),
+            float(ii.min),
+            None,
+            None,
+            1.0,
+            False,
+            False,
+            _STORAGE_BYTES[n],
+            _USE[n],
+            _NOTES[n],
+        )
     fi = ml_dtypes.finfo(dt)
     bits, mant, bias = int(fi.bits), int(fi.nmant), 1 - int(fi.minexp)
     mx, eps, sub = float(fi.max), float(fi.eps), float(fi.smallest_subnormal)
-    if n == "tf32":   # fp32's exponent with a 10-bit mantissa: 1 + 8 + 10 = 19 bits
+    if n == "tf32":  # fp32's exponent with a 10-bit mantissa: 1 + 8 + 10 = 19 bits
         bits, mant = 19, 10
-        mx, eps, sub = (2 - 2.0**-10) * 2.0**fi.maxexp / 2, 2.0**-10, 2.0**(1 - bias - 10)
+        mx, eps, sub = (2 - 2.0**-10) * 2.0**fi.maxexp / 2, 2.0**-10, 2.0 ** (1 - bias - 10)
     has_inf = np.isinf(_probe(dt, np.inf))
     has_nan = bool(np.isnan(_probe(dt, np.nan)))
-    return FormatInfo(n, bits, int(fi.nexp), mant, bias, mx, -mx, float(fi.smallest_normal), sub,
-                      eps, bool(has_inf), has_nan, _STORAGE_BYTES[n], _USE[n], _NOTES.get(n, "IEEE 754"))
+    return FormatInfo(
+        n,
+        bits,
+        int(fi.nexp),
+        mant,
+        bias,
+        mx,
+        -mx,
+        float(fi.smallest_normal),
+        sub,
+        eps,
+        bool(has_inf),
+        has_nan,
+        _STORAGE_BYTES[n],
+        _USE[n],
+        _NOTES.get(n, "IEEE 754"),
+    )
 
 
 def _round_tf32(x32: np.ndarray) -> np.ndarray:
@@ -223,16 +263,16 @@ class Decomposition:
     are two's complement and only `bits`, `sign`, `represented` and the errors apply."""
 
     name: str
-    value: float              # what was asked for
-    bits: str                 # "s eeee mmm", fields separated by spaces
+    value: float  # what was asked for
+    bits: str  # "s eeee mmm", fields separated by spaces
     sign: int
     exponent_bits: str
     mantissa_bits: str
     biased_exponent: int | None
     unbiased_exponent: int | None
-    kind: str                 # normal, subnormal, zero, inf, nan, integer
-    represented: float        # the value the bits stand for
-    error: float              # represented - value
+    kind: str  # normal, subnormal, zero, inf, nan, integer
+    represented: float  # the value the bits stand for
+    error: float  # represented - value
     relative_error: float
 
 
@@ -256,15 +296,22 @@ def decompose(value, name, saturate: bool = True) -> Decomposition:
     err = rep - float(value)
     rel = abs(err) / abs(float(value)) if value != 0 else (0.0 if rep == 0 else np.inf)
     if _is_int(n):
-        return Decomposition(n, float(value), raw, int(raw[0]), "", raw[1:], None, None,
-                             "integer", rep, err, rel)
-    e, m = raw[1:1 + fmt.exponent_bits], raw[1 + fmt.exponent_bits:]
+        return Decomposition(n, float(value), raw, int(raw[0]), "", raw[1:], None, None, "integer", rep, err, rel)
+    e, m = raw[1 : 1 + fmt.exponent_bits], raw[1 + fmt.exponent_bits :]
     biased = int(e, 2)
-    kind = ("nan" if np.isnan(rep) else "inf" if np.isinf(rep) else "zero" if rep == 0
-            else "subnormal" if biased == 0 else "normal")
-    unbiased = (1 - fmt.bias) if biased == 0 else biased - fmt.bias   # subnormals use 1 - bias
-    return Decomposition(n, float(value), f"{raw[0]} {e} {m}", int(raw[0]), e, m, biased, unbiased,
-                         kind, rep, err, rel)
+    kind = (
+        "nan"
+        if np.isnan(rep)
+        else "inf"
+        if np.isinf(rep)
+        else "zero"
+        if rep == 0
+        else "subnormal"
+        if biased == 0
+        else "normal"
+    )
+    unbiased = (1 - fmt.bias) if biased == 0 else biased - fmt.bias  # subnormals use 1 - bias
+    return Decomposition(n, float(value), f"{raw[0]} {e} {m}", int(raw[0]), e, m, biased, unbiased, kind, rep, err, rel)
 
 
 def all_values(name) -> np.ndarray:
@@ -281,8 +328,19 @@ def table() -> list[dict]:
     rows = []
     for n in NAMES:
         f = info(n)
-        rows.append({"name": n, "bits": f.bits, "storage_bytes": f.storage_bytes,
-                     "exponent_bits": f.exponent_bits, "mantissa_bits": f.mantissa_bits,
-                     "max": f.max, "min_normal": f.min_normal, "eps": f.eps,
-                     "has_inf": f.has_inf, "has_nan": f.has_nan, "typical_use": f.typical_use})
+        rows.append(
+            {
+                "name": n,
+                "bits": f.bits,
+                "storage_bytes": f.storage_bytes,
+                "exponent_bits": f.exponent_bits,
+                "mantissa_bits": f.mantissa_bits,
+                "max": f.max,
+                "min_normal": f.min_normal,
+                "eps": f.eps,
+                "has_inf": f.has_inf,
+                "has_nan": f.has_nan,
+                "typical_use": f.typical_use,
+            }
+        )
     return rows

@@ -5,6 +5,7 @@ Achieved fraction of spec = best measured rate / spec-sheet peak, per experiment
 bytes/s against `Accelerator.bandwidth`, FLOP/s against `Accelerator.peak_flops(precision)`.
 A run whose device is not in the spec sheet (a CPU, an unlisted GPU) is shown without a fraction.
 """
+
 from __future__ import annotations
 
 import html
@@ -64,10 +65,21 @@ def run_rows(run: dict) -> list[dict]:
                 best[p] = float(r[key])
         for p, achieved in best.items():
             spec = _spec_value(acc, kind, p)
-            rows.append({"device": device, "spec": acc.name if acc else None, "date": run["date"][:10],
-                         "backend": run["backend"], "experiment": experiment, "what": what, "precision": p,
-                         "kind": kind, "achieved": achieved, "spec_value": spec,
-                         "fraction": achieved / spec if spec else None})
+            rows.append(
+                {
+                    "device": device,
+                    "spec": acc.name if acc else None,
+                    "date": run["date"][:10],
+                    "backend": run["backend"],
+                    "experiment": experiment,
+                    "what": what,
+                    "precision": p,
+                    "kind": kind,
+                    "achieved": achieved,
+                    "spec_value": spec,
+                    "fraction": achieved / spec if spec else None,
+                }
+            )
     return rows
 
 
@@ -85,30 +97,52 @@ def _table(header, rows, caption: str) -> str:
     """An HTML table (myst-nb renders text/html outputs verbatim; cells are escaped here)."""
     head = "".join(f'<th scope="col">{html.escape(h)}</th>' for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return (f'<div class="hwlib-scroll"><table class="table hwlib-gallery"><caption>{html.escape(caption)}'
-            f"</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+    return (
+        f'<div class="hwlib-scroll"><table class="table hwlib-gallery"><caption>{html.escape(caption)}'
+        f"</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
 
 
 def recorded_html(runs=None) -> str:
     """HTML for the recorded runs: an honest sentence when there are none, else one table per run."""
     runs = recorded.load_available() if runs is None else runs
     if not runs:
-        return ('<p class="hwlib-gallery-empty"><strong>No recorded GPU run is in this repository yet.</strong> '
-                "The book has so far been built on machines without a GPU, and nothing on this page is "
-                "passed off as a measurement of ours: the next table holds published figures from other "
-                "people's benchmarks until a run is recorded.</p>")
+        return (
+            '<p class="hwlib-gallery-empty"><strong>No recorded GPU run is in this repository yet.</strong> '
+            "The book has so far been built on machines without a GPU, and nothing on this page is "
+            "passed off as a measurement of ours: the next table holds published figures from other "
+            "people's benchmarks until a run is recorded.</p>"
+        )
     parts = []
     for run in runs:
         rows = run_rows(run)
         name = html.escape(run["device"].get("name", "?"))
-        spec = (f"spec sheet entry: {html.escape(rows[0]['spec'])}" if rows and rows[0]["spec"]
-                else "not in the spec sheet, so no fraction of peak")
-        caption = (f"{name}, recorded {run['date'][:10]} with {run['backend']}"
-                   f"{' (quick sizes)' if run.get('quick') else ''}; {spec}")
-        parts.append(_table(["experiment", "what", "precision", "achieved", "spec", "fraction of spec"],
-                            [[r["experiment"], html.escape(r["what"]), r["precision"] or "—",
-                              _rate(r["kind"], r["achieved"]), _rate(r["kind"], r["spec_value"]),
-                              _fraction(r["fraction"])] for r in rows], html.unescape(caption)))
+        spec = (
+            f"spec sheet entry: {html.escape(rows[0]['spec'])}"
+            if rows and rows[0]["spec"]
+            else "not in the spec sheet, so no fraction of peak"
+        )
+        caption = (
+            f"{name}, recorded {run['date'][:10]} with {run['backend']}"
+            f"{' (quick sizes)' if run.get('quick') else ''}; {spec}"
+        )
+        parts.append(
+            _table(
+                ["experiment", "what", "precision", "achieved", "spec", "fraction of spec"],
+                [
+                    [
+                        r["experiment"],
+                        html.escape(r["what"]),
+                        r["precision"] or "—",
+                        _rate(r["kind"], r["achieved"]),
+                        _rate(r["kind"], r["spec_value"]),
+                        _fraction(r["fraction"]),
+                    ]
+                    for r in rows
+                ],
+                html.unescape(caption),
+            )
+        )
     return "\n".join(parts)
 
 
@@ -127,7 +161,7 @@ def _published_value(m: dict, value) -> str:
         return units.format_bandwidth(value)
     if q in ("flops_per_s", "flop_per_s"):
         return units.format_rate(value)
-    return html.escape(units.format_quantity(value, str(q)))      # three figures, never e-notation
+    return html.escape(units.format_quantity(value, str(q)))  # three figures, never e-notation
 
 
 def _source(text: str) -> str:
@@ -149,13 +183,23 @@ def published_html(rows=None) -> str:
     rows = published_rows() if rows is None else rows
     if not rows:
         return "<p>No published measurements are listed yet (hwlib/data/published_measurements.yaml).</p>"
-    body = [[f"{html.escape(str(m['device']))}<br><small><em>published, not measured by us</em></small>",
-             f"{html.escape(_what(m))}" + (f"<br><small>{html.escape(str(m['method']))}</small>" if m.get("method") else ""),
-             _published_value(m, m["value"]), _published_value(m, m.get("spec_value")),
-             _fraction(m.get("fraction_of_spec")), _source(m["source"])]
-            for m in rows]
-    return _table(["device", "experiment", "measured", "spec", "fraction of spec", "source"], body,
-                  "Published measurements (not measured by us) next to the spec sheet")
+    body = [
+        [
+            f"{html.escape(str(m['device']))}<br><small><em>published, not measured by us</em></small>",
+            f"{html.escape(_what(m))}"
+            + (f"<br><small>{html.escape(str(m['method']))}</small>" if m.get("method") else ""),
+            _published_value(m, m["value"]),
+            _published_value(m, m.get("spec_value")),
+            _fraction(m.get("fraction_of_spec")),
+            _source(m["source"]),
+        ]
+        for m in rows
+    ]
+    return _table(
+        ["device", "experiment", "measured", "spec", "fraction of spec", "source"],
+        body,
+        "Published measurements (not measured by us) next to the spec sheet",
+    )
 
 
 def figure(runs=None, published=None):
@@ -167,18 +211,34 @@ def figure(runs=None, published=None):
 
     runs = recorded.load_available() if runs is None else runs
     published = published_rows() if published is None else published
-    bars = [(f"{r['device']}: {r['experiment']}{' ' + r['precision'] if r['precision'] else ''}", r["fraction"], "recorded")
-            for run in runs for r in run_rows(run) if r["fraction"] is not None]
-    bars += [(f"{m['device']}: {_what(m)}", m["fraction_of_spec"], "published")
-             for m in published if m.get("fraction_of_spec")]
+    bars = [
+        (f"{r['device']}: {r['experiment']}{' ' + r['precision'] if r['precision'] else ''}", r["fraction"], "recorded")
+        for run in runs
+        for r in run_rows(run)
+        if r["fraction"] is not None
+    ]
+    bars += [
+        (f"{m['device']}: {_what(m)}", m["fraction_of_spec"], "published")
+        for m in published
+        if m.get("fraction_of_spec")
+    ]
     if not bars:
         return None
     fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(bars) + 1.4), layout="constrained")
-    style = {"recorded": {"color": plot.OKABE_ITO["blue"], "hatch": ""},
-             "published": {"color": plot.OKABE_ITO["orange"], "hatch": "//"}}
+    style = {
+        "recorded": {"color": plot.OKABE_ITO["blue"], "hatch": ""},
+        "published": {"color": plot.OKABE_ITO["orange"], "hatch": "//"},
+    }
     for i, (label, frac, kind) in enumerate(bars):
-        ax.barh(i, frac, color=style[kind]["color"], hatch=style[kind]["hatch"], edgecolor="black", linewidth=0.6,
-                label=("recorded with hwlib.bench" if kind == "recorded" else "published, not measured by us"))
+        ax.barh(
+            i,
+            frac,
+            color=style[kind]["color"],
+            hatch=style[kind]["hatch"],
+            edgecolor="black",
+            linewidth=0.6,
+            label=("recorded with hwlib.bench" if kind == "recorded" else "published, not measured by us"),
+        )
         ax.text(frac + 0.01, i, f"{frac:.0%}", va="center", fontsize=9)
     ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
     ax.set_yticks(range(len(bars)), [b[0] for b in bars], fontsize=9)
@@ -209,11 +269,15 @@ def figure_html(runs=None, published=None) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
-    alt = ("Horizontal bar chart of the achieved fraction of the spec-sheet peak, with a dashed line at 100 %: "
-           + "; ".join(f"{lab} {val:.0%}" for lab, val in zip(labels, values))
-           + ". Recorded runs are solid blue bars, published measurements orange hatched bars.")
+    alt = (
+        "Horizontal bar chart of the achieved fraction of the spec-sheet peak, with a dashed line at 100 %: "
+        + "; ".join(f"{lab} {val:.0%}" for lab, val in zip(labels, values))
+        + ". Recorded runs are solid blue bars, published measurements orange hatched bars."
+    )
     data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return (f'<figure class="hwlib-gallery-figure"><img src="data:image/png;base64,{data}" '
-            f'alt="{html.escape(alt)}" style="max-width:100%;height:auto">'
-            "<figcaption>Achieved fraction of the spec-sheet peak. Solid blue: recorded with hwlib.bench. "
-            "Orange, hatched: published by others, not measured by us.</figcaption></figure>")
+    return (
+        f'<figure class="hwlib-gallery-figure"><img src="data:image/png;base64,{data}" '
+        f'alt="{html.escape(alt)}" style="max-width:100%;height:auto">'
+        "<figcaption>Achieved fraction of the spec-sheet peak. Solid blue: recorded with hwlib.bench. "
+        "Orange, hatched: published by others, not measured by us.</figcaption></figure>"
+    )

@@ -17,6 +17,7 @@ Every `Link.bandwidth` is bytes/s in ONE direction: the ``link_bandwidth`` that
 >>> nvlink("H100 SXM").bandwidth         # vendors' "900 GB/s" adds both ways: 450 GB/s each way
 450000000000.0
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,8 +39,8 @@ class Link:
     """One interconnect tier. `bandwidth` is bytes/s per direction for one device."""
 
     name: str
-    kind: str            # "scale-up" (NVLink, from the spec sheet), "host bus" or "network"
-    bandwidth: float     # bytes/s, one direction
+    kind: str  # "scale-up" (NVLink, from the spec sheet), "host bus" or "network"
+    bandwidth: float  # bytes/s, one direction
     source: str
     confidence: str
     notes: str = ""
@@ -83,11 +84,18 @@ def nvlink(accelerator) -> Link:
     """
     acc = specs.get(accelerator) if isinstance(accelerator, str) else accelerator
     if getattr(acc, "interconnect_bandwidth", None) is None:
-        raise ValueError(f"accelerator {acc.name!r} has no scale-up link in the spec sheet "
-                         f"(it talks to other GPUs over PCIe); use get('PCIe 4.0 x16') or similar")
-    return Link(f"{acc.interconnect} ({acc.name})", "scale-up", acc.interconnect_bandwidth,
-                acc.source("interconnect_bandwidth"), acc.confidence("interconnect_bandwidth"),
-                "spec-sheet figure, one direction (vendors quote twice this, both directions added)")
+        raise ValueError(
+            f"accelerator {acc.name!r} has no scale-up link in the spec sheet "
+            f"(it talks to other GPUs over PCIe); use get('PCIe 4.0 x16') or similar"
+        )
+    return Link(
+        f"{acc.interconnect} ({acc.name})",
+        "scale-up",
+        acc.interconnect_bandwidth,
+        acc.source("interconnect_bandwidth"),
+        acc.confidence("interconnect_bandwidth"),
+        "spec-sheet figure, one direction (vendors quote twice this, both directions added)",
+    )
 
 
 def get(name: str) -> Link:
@@ -105,12 +113,13 @@ def get(name: str) -> Link:
     if acc is not None:
         return nvlink(acc)
     hint = _check.did_you_mean(key, lookup)
-    raise KeyError(f"unknown link {name!r}{hint} Accepted: {', '.join(names())}, "
-                   f"or an accelerator with NVLink in the spec sheet (e.g. 'H100 SXM')")
+    raise KeyError(
+        f"unknown link {name!r}{hint} Accepted: {', '.join(names())}, "
+        f"or an accelerator with NVLink in the spec sheet (e.g. 'H100 SXM')"
+    )
 
 
-def tiers(accelerator: str = "H100 SXM", host_bus: str = "PCIe 5.0 x16",
-          network: str = "InfiniBand NDR") -> list[Link]:
+def tiers(accelerator: str = "H100 SXM", host_bus: str = "PCIe 5.0 x16", network: str = "InfiniBand NDR") -> list[Link]:
     """The three tiers a GPU of a training cluster sees, fastest first: its NVLink, its host bus and
     the cluster network. Defaults describe a DGX H100-class node."""
     return sorted([nvlink(accelerator), get(host_bus), get(network)], key=lambda link: -link.bandwidth)

@@ -9,6 +9,7 @@ Recomputation in Large Transformer Models" (Table 2, §4.1), Dao et al. 2022 "Fl
 Rajbhandari et al. 2020 "ZeRO" (§5, Fig. 1). Device capacities (`Accelerator.memory_bytes`) are
 binary; `usable_bytes`, `fits` and `devices_needed` leave headroom and the CUDA context free.
 """
+
 from __future__ import annotations
 
 import math
@@ -117,6 +118,7 @@ def kv_cache_bytes_for(model, seq_len, batch=1, dtype="bf16"):
     """
     if isinstance(model, str):
         from . import models
+
         model = models.get(model)
     missing = [a for a in ("n_layers", "n_kv_heads", "head_dim") if not hasattr(model, a)]
     if missing:
@@ -161,14 +163,28 @@ def devices_needed(need_bytes, capacity_bytes, headroom=HEADROOM, context_bytes=
     need = _check.nonnegative("need_bytes", need_bytes)
     use = usable_bytes(capacity_bytes, headroom, context_bytes)
     if use <= 0:
-        raise ValueError(f"capacity_bytes={capacity_bytes!r} leaves nothing after headroom={headroom!r} "
-                         f"and context_bytes={context_bytes!r}")
+        raise ValueError(
+            f"capacity_bytes={capacity_bytes!r} leaves nothing after headroom={headroom!r} "
+            f"and context_bytes={context_bytes!r}"
+        )
     return max(1, math.ceil(need / use))
 
 
-def activation_bytes(seq_len, batch, hidden, n_layers, n_heads, tensor_parallel=1,
-                     recompute="none", sequence_parallel=True, *, dropout=True, attention="standard",
-                     ffn_hidden=None, gated_mlp=False):
+def activation_bytes(
+    seq_len,
+    batch,
+    hidden,
+    n_layers,
+    n_heads,
+    tensor_parallel=1,
+    recompute="none",
+    sequence_parallel=True,
+    *,
+    dropout=True,
+    attention="standard",
+    ffn_hidden=None,
+    gated_mlp=False,
+):
     """Activations kept for the backward pass of L transformer layers, 16-bit activations  [bytes].
 
     Default (dropout=True, attention="standard", a GELU MLP of width 4h): the GPT-3 layer of
@@ -208,9 +224,9 @@ def activation_bytes(seq_len, batch, hidden, n_layers, n_heads, tensor_parallel=
     if not isinstance(gated_mlp, bool):
         raise ValueError(f"gated_mlp must be True or False; got {gated_mlp!r}")
     f = 4 * h if ffn_hidden is None else _check.integer("ffn_hidden", ffn_hidden)
-    replicated = 8.0 + (2.0 if dropout else 0.0)          # norms, QKV and MLP inputs, dropout masks
+    replicated = 8.0 + (2.0 if dropout else 0.0)  # norms, QKV and MLP inputs, dropout masks
     mlp = (8.0 if gated_mlp else 4.0) * f / h
-    split = 8.0 + mlp                                     # Q, K, V, projection input, MLP
+    split = 8.0 + mlp  # Q, K, V, projection input, MLP
     linear = (replicated + split) / t if sequence_parallel else replicated + split / t
     if attn == "flash":
         scores = 4.0 * a / (h * t)
@@ -220,8 +236,9 @@ def activation_bytes(seq_len, batch, hidden, n_layers, n_heads, tensor_parallel=
     return s * b * h * layers * per_token_hidden
 
 
-def activation_formula(recompute="none", dropout=True, attention="standard", *, gated_mlp=False,
-                       ffn_hidden=None) -> str:
+def activation_formula(
+    recompute="none", dropout=True, attention="standard", *, gated_mlp=False, ffn_hidden=None
+) -> str:
     """The formula `activation_bytes` evaluates for t = 1, as text: with a 4h GELU MLP
     "s·b·h·L·(34 + 5·a·s/h)" for the GPT-3 layer, "s·b·h·L·(32 + 2·a·s/h)" without dropout,
     "s·b·h·L·(32 + 4·a/h)" with FlashAttention and no dropout; with an MLP of width f given
@@ -240,19 +257,40 @@ def activation_formula(recompute="none", dropout=True, attention="standard", *, 
     return f"s·b·h·L·({linear} + {scores})"
 
 
-def activation_bytes_for(model, seq_len, batch=1, *, recompute="none", tensor_parallel=1,
-                         sequence_parallel=True, dropout=None, attention="flash"):
+def activation_bytes_for(
+    model,
+    seq_len,
+    batch=1,
+    *,
+    recompute="none",
+    tensor_parallel=1,
+    sequence_parallel=True,
+    dropout=None,
+    attention="flash",
+):
     """activation_bytes for a named shape (a `hwlib.models` shape or its name), with its MLP width
     and kind. dropout=None follows the model family: GPT-style shapes (biases, LayerNorm) trained
     with dropout, Llama-style ones (no biases) without (Touvron et al. 2023). attention defaults to
     "flash", as training is done today; "standard" gives the paper's s² term."""
     if isinstance(model, str):
         from . import models
+
         model = models.get(model)
     drop = bool(model.bias) if dropout is None else dropout
-    return activation_bytes(seq_len, batch, model.d_model, model.n_layers, model.n_heads,
-                            tensor_parallel, recompute, sequence_parallel, dropout=drop,
-                            attention=attention, ffn_hidden=model.d_ff, gated_mlp=bool(model.gated_mlp))
+    return activation_bytes(
+        seq_len,
+        batch,
+        model.d_model,
+        model.n_layers,
+        model.n_heads,
+        tensor_parallel,
+        recompute,
+        sequence_parallel,
+        dropout=drop,
+        attention=attention,
+        ffn_hidden=model.d_ff,
+        gated_mlp=bool(model.gated_mlp),
+    )
 
 
 def training_bytes_per_device(state_bytes, activation_bytes):

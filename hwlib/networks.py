@@ -28,6 +28,7 @@ the DGX SuperPOD fat tree; Patarasuk & Yuan 2009 (ring); Graham et al. 2016 (SHA
   W_net = W_nic / oversubscription (1 for the full fat tree of the SuperPOD, 7 in the Llama 3
   cluster's aggregation layer).
 """
+
 from __future__ import annotations
 
 import functools
@@ -115,13 +116,14 @@ def _net_bandwidth(sys, domains, rail_optimized, oversubscription, fabric="DGX H
         raise ValueError(f"oversubscription must be >= 1 (1 = full bisection, 7 = 1:7); got {oversubscription!r}")
     fab = _data()["fabrics"][fabric]
     per_su = int(_v(fab["nodes_per_su"]))
-    per_leaf = max(1, int(_v(fab["switch_ports"])) // 2 // sys.domain_gpus)   # a top-of-rack leaf: half its ports down
+    per_leaf = max(1, int(_v(fab["switch_ports"])) // 2 // sys.domain_gpus)  # a top-of-rack leaf: half its ports down
     crosses_spine = domains > (per_su if rail_optimized else per_leaf)
     return sys.nic / over if crosses_spine else sys.nic
 
 
-def allreduce_terms(n_bytes, n_gpus, system_name="DGX H100", sharp=False, rail_optimized=True,
-                    oversubscription=1.0) -> dict:
+def allreduce_terms(
+    n_bytes, n_gpus, system_name="DGX H100", sharp=False, rail_optimized=True, oversubscription=1.0
+) -> dict:
     """The two terms of the all-reduce time [s] (module docstring) and which one binds."""
     n = _check.positive("n_bytes", n_bytes)
     sys = system(system_name)
@@ -131,12 +133,19 @@ def allreduce_terms(n_bytes, n_gpus, system_name="DGX H100", sharp=False, rail_o
     if m > 1:
         w = _net_bandwidth(sys, m, rail_optimized, oversubscription)
         t_net = (1.0 if sharp else 2.0 * (m - 1) / m) * (n / d) / w
-    return {"nvlink_s": t_nvl, "network_s": t_net, "time_s": max(t_nvl, t_net),
-            "bound": "network" if t_net > t_nvl else "NVLink", "domain_gpus": d, "domains": m}
+    return {
+        "nvlink_s": t_nvl,
+        "network_s": t_net,
+        "time_s": max(t_nvl, t_net),
+        "bound": "network" if t_net > t_nvl else "NVLink",
+        "domain_gpus": d,
+        "domains": m,
+    }
 
 
-def allreduce_time_s(n_bytes, n_gpus, system_name="DGX H100", sharp=False, rail_optimized=True,
-                     oversubscription=1.0) -> float:
+def allreduce_time_s(
+    n_bytes, n_gpus, system_name="DGX H100", sharp=False, rail_optimized=True, oversubscription=1.0
+) -> float:
     """All-reduce time of n_bytes per GPU over n_gpus of `system_name`  [s] (bandwidth terms only)."""
     return allreduce_terms(n_bytes, n_gpus, system_name, sharp, rail_optimized, oversubscription)["time_s"]
 
@@ -159,8 +168,11 @@ def allgather_bandwidth_by_level(system_name="DGX H100", fabric="DGX H100 SuperP
     [bytes/s] (D_i children per level, W_i the bandwidth of each child's uplink); the smallest sets
     the cost. Scaling book: node 514 GB/s, leaf 413 GB/s, spine 17.1 TB/s for the DGX H100 SuperPOD."""
     sys, fab = system(system_name), _data()["fabrics"][fabric]
-    levels = {"node": (sys.domain_gpus, sys.nvlink), "leaf": (int(_v(fab["nodes_per_su"])), sys.egress),
-              "spine": (int(_v(fab["scalable_units"])), _v(fab["spine_bandwidth_per_su"]))}
+    levels = {
+        "node": (sys.domain_gpus, sys.nvlink),
+        "leaf": (int(_v(fab["nodes_per_su"])), sys.egress),
+        "spine": (int(_v(fab["scalable_units"])), _v(fab["spine_bandwidth_per_su"])),
+    }
     return {k: dd * w / (dd - 1) for k, (dd, w) in levels.items()}
 
 

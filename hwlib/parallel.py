@@ -9,6 +9,7 @@ Shoeybi et al. 2019 (Megatron-LM, tensor parallelism: two all-reduces per layer 
 Narayanan et al. 2021 (pipeline bubble, interleaved schedule); Rajbhandari et al. 2020 (ZeRO communication volume); Li et al. 2020
 (PyTorch DDP: bucketed gradient all-reduce overlapped with the backward pass only).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -65,8 +66,7 @@ def data_parallel_comm_bytes(n_params, n_devices, dtype="bf16", zero_stage=0):
     return ring_allreduce_bytes_per_link(grads, n_devices) * (1.5 if stage == 3 else 1.0)
 
 
-def tensor_parallel_comm_bytes(seq_len, batch, hidden, n_layers, tensor_parallel,
-                               dtype="bf16", training=True):
+def tensor_parallel_comm_bytes(seq_len, batch, hidden, n_layers, tensor_parallel, dtype="bf16", training=True):
     """Bytes each device sends for Megatron tensor parallelism over one batch  [bytes]:
     per layer, 2 all-reduces of the s·B·h activation (B = `batch` sequences of s tokens) in the forward
     pass (after attention and after the MLP) and 2 more in the backward pass, each 2(t−1)/t × s·B·h·b
@@ -143,8 +143,9 @@ def ddp_step_time_s(compute_s, comm_s, n_buckets=None, backward_fraction=2 / 3):
     m = _check.nonnegative("comm_s", comm_s)
     phi = _check.positive("backward_fraction", backward_fraction)
     if np.ndim(phi) != 0 or phi > 1:
-        raise ValueError(f"backward_fraction must be one fraction in (0, 1] (4N of 6N FLOPs: 2/3); "
-                         f"got {backward_fraction!r}")
+        raise ValueError(
+            f"backward_fraction must be one fraction in (0, 1] (4N of 6N FLOPs: 2/3); got {backward_fraction!r}"
+        )
     if n_buckets is None:
         inv_k = 0.0
     else:
@@ -165,6 +166,7 @@ def backward_hides_comm_tokens(comm_s, n_params, peak_flops, mfu, backward_fract
     u = _check.positive("mfu", mfu)
     phi = _check.positive("backward_fraction", backward_fraction)
     if np.ndim(phi) != 0 or phi > 1:
-        raise ValueError(f"backward_fraction must be one fraction in (0, 1] (4N of 6N FLOPs: 2/3); "
-                         f"got {backward_fraction!r}")
+        raise ValueError(
+            f"backward_fraction must be one fraction in (0, 1] (4N of 6N FLOPs: 2/3); got {backward_fraction!r}"
+        )
     return m * u * pi / (phi * 6.0 * n)

@@ -17,9 +17,12 @@ KINDS = ("live", "recorded", "spec", "published")
 
 def source_label(kind: str, device: str, date: str | None = None) -> str:
     """'live on <device>', 'recorded on <device>, <date>' or 'spec sheet: <device>'."""
-    labels = {"live": f"live on {device}", "spec": f"spec sheet: {device}",
-              "recorded": f"recorded on {device}, {date}" if date else f"recorded on {device}",
-              "published": f"published (not ours): {device}"}
+    labels = {
+        "live": f"live on {device}",
+        "spec": f"spec sheet: {device}",
+        "recorded": f"recorded on {device}, {date}" if date else f"recorded on {device}",
+        "published": f"published (not ours): {device}",
+    }
     if kind in labels:
         return labels[kind]
     raise ValueError(f"kind must be 'live', 'recorded', 'spec' or 'published'; got {kind!r}")

@@ -7,6 +7,7 @@ Sources: chapter 4, §4.2 (intensity, machine balance, matmul and elementwise in
 (P(I) = min(π, βI), ridge I* = π/β), §1.2 (Little's law); Williams, Waterman & Patterson,
 "Roofline", CACM 2009; Little 1961.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -52,7 +53,7 @@ def attainable(intensity, peak_flops, bandwidth):
 
 
 def bound(intensity, peak_flops, bandwidth):
-    """"memory" if I < I* = π/β, else "compute" (an array of those strings for array input).
+    """ "memory" if I < I* = π/β, else "compute" (an array of those strings for array input).
 
     Exactly at the ridge both roofs give π, so the kernel can reach peak: we call it "compute".
     Source: §4.2 ("I < I* is memory-bound; I > I* is compute-bound") and §7.2.
@@ -106,7 +107,9 @@ def elementwise_intensity(flops_per_element, bytes_per_element, reads=1, writes=
     r = _check.integer("reads", reads, minimum=0)
     w = _check.integer("writes", writes, minimum=0)
     if r + w == 0:
-        raise ValueError(f"reads + writes must be >= 1 (a kernel moves some bytes); got reads={reads!r}, writes={writes!r}")
+        raise ValueError(
+            f"reads + writes must be >= 1 (a kernel moves some bytes); got reads={reads!r}, writes={writes!r}"
+        )
     return c / ((r + w) * b)
 
 

@@ -12,6 +12,7 @@ HFU, and the GPU-hours of the Llama 2 paper and the Llama 3.1 model card.
 Each entry keeps `source` (where in the document) and `cite` (its references.bib key). Values are SI:
 FLOP, FLOP/s, tokens, parameters; GPU-hours in hours; MFU and HFU as fractions.
 """
+
 from __future__ import annotations
 
 import copy

@@ -32,9 +32,7 @@ def number(where: str, record, sources: Mapping[str, str], integer: bool = False
     if integer and value != int(value):
         raise ValueError(f"{where}.value must be a whole number; got {record['value']!r}")
     if record["source"] not in sources:
-        raise ValueError(f"{where}.source {record['source']!r} is not a key of `sources`; "
-                         f"known: {', '.join(sources)}")
+        raise ValueError(f"{where}.source {record['source']!r} is not a key of `sources`; known: {', '.join(sources)}")
     if record["confidence"] not in CONFIDENCES:
-        raise ValueError(f"{where}.confidence must be one of {', '.join(CONFIDENCES)}; "
-                         f"got {record['confidence']!r}")
+        raise ValueError(f"{where}.confidence must be one of {', '.join(CONFIDENCES)}; got {record['confidence']!r}")
     return (int(value) if integer else value), sources[record["source"]], record["confidence"]

@@ -5,6 +5,7 @@ aliases are tried first (specs.match); otherwise the chip model must agree and e
 the device reports (PCIe, SXM, NVL) must appear in the entry, so a PCIe or NVL card is never given an
 SXM part's numbers; among several candidates the one with the closest memory size wins.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,6 +18,7 @@ def match_spec(device_name: str, memory_bytes: float | None = None):
     """The spec-sheet entry (hwlib.specs) for a reported GPU name, or None when unknown."""
     try:
         from hwlib import specs
+
         hit = specs.match(device_name)
     except Exception:  # spec sheet unavailable: no match rather than a crash
         return None
@@ -25,8 +27,14 @@ def match_spec(device_name: str, memory_bytes: float | None = None):
     model = _model_token(device_name)
     dev = _norm(device_name)
     forms = [f for f in _FORMS if f in dev]
-    cands = [specs.get(n) for n in specs.names() if model and _model_token(n) == model
-             and all(f in _norm(n) for f in forms) and (forms or "pcie" not in _norm(n))]
+    cands = [
+        specs.get(n)
+        for n in specs.names()
+        if model
+        and _model_token(n) == model
+        and all(f in _norm(n) for f in forms)
+        and (forms or "pcie" not in _norm(n))
+    ]
     if not cands:
         return None
     if memory_bytes:

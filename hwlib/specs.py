@@ -18,6 +18,7 @@ and those were halved (chapter 3, the spec table; chapter 10, pitfall "peak vs a
 >>> round(gpu.ridge_point("bf16"))   # 989.4e12 FLOP/s / 3.35e12 B/s
 295
 """
+
 from __future__ import annotations
 
 import builtins
@@ -42,8 +43,16 @@ FORMULAS = {
 """What the calculators print beside a number read from this sheet (the one copy)."""
 
 
-_NUMBER_FIELDS = ("memory_bytes", "bandwidth", "l2_bytes", "compute_units", "tdp_watts",
-                  "interconnect_bandwidth", "price_per_hour_usd", "release_year")
+_NUMBER_FIELDS = (
+    "memory_bytes",
+    "bandwidth",
+    "l2_bytes",
+    "compute_units",
+    "tdp_watts",
+    "interconnect_bandwidth",
+    "price_per_hour_usd",
+    "release_year",
+)
 _INTEGER_FIELDS = ("compute_units", "release_year")
 _TEXT_FIELDS = ("vendor", "kind", "notes", "compute_unit_kind", "interconnect")
 _KINDS = ("gpu", "tpu")
@@ -58,10 +67,10 @@ class Accelerator:
 
     name: str
     vendor: str
-    kind: str                        # "gpu" or "tpu"
-    memory_bytes: float              # device memory (HBM/GDDR), bytes; binary capacity (80 GiB)
-    bandwidth: float                 # device-memory bandwidth, bytes/s
-    l2_bytes: float | None = None    # last on-chip cache before device memory, bytes
+    kind: str  # "gpu" or "tpu"
+    memory_bytes: float  # device memory (HBM/GDDR), bytes; binary capacity (80 GiB)
+    bandwidth: float  # device-memory bandwidth, bytes/s
+    l2_bytes: float | None = None  # last on-chip cache before device memory, bytes
     compute_units: int | None = None  # SMs (NVIDIA), CUs (AMD), TensorCores (TPU)
     compute_unit_kind: str | None = None
     tdp_watts: float | None = None
@@ -89,8 +98,10 @@ class Accelerator:
         """Dense peak FLOP/s (OPS/s for integers) in `precision`; ValueError if the part lacks it."""
         p = _precision(precision)
         if p not in self.flops:
-            raise ValueError(f"precision {precision!r}: {self.name} has no {p} rate in the spec sheet; "
-                             f"it has {', '.join(self.precisions())}")
+            raise ValueError(
+                f"precision {precision!r}: {self.name} has no {p} rate in the spec sheet; "
+                f"it has {', '.join(self.precisions())}"
+            )
         return self.flops[p]
 
     def ridge_point(self, precision: str) -> float:
@@ -102,21 +113,23 @@ class Accelerator:
         return self.sources[self._key(field_name)]
 
     def confidence(self, field_name: str) -> str:
-        """"high", "medium" or "low" for a field or a precision (see the header of specs.yaml)."""
+        """ "high", "medium" or "low" for a field or a precision (see the header of specs.yaml)."""
         return self.confidences[self._key(field_name)]
 
     def _key(self, field_name: str) -> str:
         key = str(field_name).strip()
         if key.startswith("peak_flops"):
-            key = key[len("peak_flops"):].lstrip(".:[]'\"").rstrip("]'\"")
+            key = key[len("peak_flops") :].lstrip(".:[]'\"").rstrip("]'\"")
         if key not in _NUMBER_FIELDS:
             try:
                 key = "peak_flops." + _precision(key)
             except ValueError:
                 pass
         if key not in self.sources:
-            raise KeyError(f"field {field_name!r}: {self.name} has no sourced value for it; "
-                           f"fields with a source: {', '.join(self.sources)}")
+            raise KeyError(
+                f"field {field_name!r}: {self.name} has no sourced value for it; "
+                f"fields with a source: {', '.join(self.sources)}"
+            )
         return key
 
 
@@ -124,8 +137,7 @@ def _precision(precision) -> str:
     """The sheet's precision for any number-format name (`hwlib.dtypes`): "fp8_e5m2" -> "fp8"."""
     p = dtypes.rate(precision, "precision")
     if p not in PRECISIONS:
-        raise ValueError(f"precision {precision!r}: the spec sheet has no {p} rates; "
-                         f"it has {', '.join(PRECISIONS)}")
+        raise ValueError(f"precision {precision!r}: the spec sheet has no {p} rates; it has {', '.join(PRECISIONS)}")
     return p
 
 
@@ -145,8 +157,9 @@ def _accelerator(name: str, raw: dict, sources: Mapping[str, str]) -> Accelerato
     values, srcs, confs, flops = {}, {}, {}, {}
     for key in _NUMBER_FIELDS:
         if key in raw:
-            values[key], srcs[key], confs[key] = _number(f"{name}.{key}", raw[key], sources,
-                                                         integer=key in _INTEGER_FIELDS)
+            values[key], srcs[key], confs[key] = _number(
+                f"{name}.{key}", raw[key], sources, integer=key in _INTEGER_FIELDS
+            )
     if not isinstance(raw["peak_flops"], dict) or not raw["peak_flops"]:
         raise ValueError(f"{name}.peak_flops must be a non-empty mapping precision -> record")
     for prec, record in raw["peak_flops"].items():
@@ -157,9 +170,15 @@ def _accelerator(name: str, raw: dict, sources: Mapping[str, str]) -> Accelerato
     aliases = raw.get("aliases", [])
     if not isinstance(aliases, list) or not builtins.all(isinstance(a, (str, int)) for a in aliases):
         raise ValueError(f"{name}.aliases must be a list of names; got {aliases!r}")
-    return Accelerator(name=name, **values, **{k: str(raw[k]) for k in _TEXT_FIELDS if k in raw},
-                       aliases=tuple(str(a) for a in aliases), flops=MappingProxyType(flops),
-                       sources=MappingProxyType(srcs), confidences=MappingProxyType(confs))
+    return Accelerator(
+        name=name,
+        **values,
+        **{k: str(raw[k]) for k in _TEXT_FIELDS if k in raw},
+        aliases=tuple(str(a) for a in aliases),
+        flops=MappingProxyType(flops),
+        sources=MappingProxyType(srcs),
+        confidences=MappingProxyType(confs),
+    )
 
 
 def parse(raw: dict) -> dict[str, Accelerator]:
@@ -168,8 +187,7 @@ def parse(raw: dict) -> dict[str, Accelerator]:
     if not isinstance(raw, dict) or set(raw) != {"sources", "accelerators"}:
         raise ValueError("spec sheet must have exactly two top-level keys: sources, accelerators")
     sources = raw["sources"]
-    if not isinstance(sources, dict) or not builtins.all(isinstance(v, str) and v.strip()
-                                                         for v in sources.values()):
+    if not isinstance(sources, dict) or not builtins.all(isinstance(v, str) and v.strip() for v in sources.values()):
         raise ValueError("`sources` must map ids to non-empty descriptions")
     table, owner = {}, {}
     for name, entry in raw["accelerators"].items():
@@ -191,8 +209,7 @@ def _sheet() -> dict[str, Accelerator]:
 
 @functools.cache
 def _lookup() -> dict[str, str]:
-    return {_check.normalize(label): acc.name
-            for acc in _sheet().values() for label in (acc.name, *acc.aliases)}
+    return {_check.normalize(label): acc.name for acc in _sheet().values() for label in (acc.name, *acc.aliases)}
 
 
 def get(name: str) -> Accelerator:
@@ -201,11 +218,13 @@ def get(name: str) -> Accelerator:
     lookup = _lookup()
     key = _check.normalize(name) if isinstance(name, str) else ""
     for prefix in ("",) + _VENDOR_PREFIXES:
-        if key.startswith(prefix) and key[len(prefix):] in lookup:
-            return _sheet()[lookup[key[len(prefix):]]]
+        if key.startswith(prefix) and key[len(prefix) :] in lookup:
+            return _sheet()[lookup[key[len(prefix) :]]]
     hint = _check.did_you_mean(key, lookup)
-    raise KeyError(f"unknown accelerator {name!r}{hint} Accepted: {', '.join(names())} "
-                   f"(case, spaces and dashes ignored; aliases such as 'h100', 'a100' work)")
+    raise KeyError(
+        f"unknown accelerator {name!r}{hint} Accepted: {', '.join(names())} "
+        f"(case, spaces and dashes ignored; aliases such as 'h100', 'a100' work)"
+    )
 
 
 def match(device_name: str) -> Accelerator | None:
@@ -234,9 +253,19 @@ def table(names: list[str] | None = None, precision: str = "bf16") -> list[dict]
     rows = []
     for acc in accs:
         peak = acc.flops.get(p)
-        rows.append({"name": acc.name, "vendor": acc.vendor, "kind": acc.kind, "precision": p,
-                     "memory_bytes": acc.memory_bytes, "bandwidth": acc.bandwidth,
-                     "peak_flops": peak, "ridge_point": None if peak is None else peak / acc.bandwidth,
-                     "tdp_watts": acc.tdp_watts, "interconnect_bandwidth": acc.interconnect_bandwidth,
-                     "release_year": acc.release_year})
+        rows.append(
+            {
+                "name": acc.name,
+                "vendor": acc.vendor,
+                "kind": acc.kind,
+                "precision": p,
+                "memory_bytes": acc.memory_bytes,
+                "bandwidth": acc.bandwidth,
+                "peak_flops": peak,
+                "ridge_point": None if peak is None else peak / acc.bandwidth,
+                "tdp_watts": acc.tdp_watts,
+                "interconnect_bandwidth": acc.interconnect_bandwidth,
+                "release_year": acc.release_year,
+            }
+        )
     return rows

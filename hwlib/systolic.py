@@ -26,6 +26,7 @@ fetched once per column of tiles: k n + m k ceil(n / s)  (N^2 + N^3/s for square
 >>> r.product.tolist(), r.compute_cycles, r.fetches, r.naive_fetches
 ([[3.0, 3.0, 3.0], [12.0, 12.0, 12.0]], 6, 15, 36)
 """
+
 from __future__ import annotations
 
 import math
@@ -70,17 +71,17 @@ def systolic_fetches(m, n, k, size) -> int:
 class Result:
     """What one simulated product did. Counts are exact tallies of the simulation, not formulas."""
 
-    product: np.ndarray          # C = A B (float64)
-    size: int                    # the grid is size x size cells
-    tiles: int                   # passes (weight tiles of at most size x size)
-    compute_cycles: int          # cycles with data in flight, summed over passes
-    load_cycles: int             # cycles spent shifting weights in, summed over passes
-    a_fetches: int               # elements of A read from memory (entering the left edge)
-    b_fetches: int               # weights read from memory (loaded into cells)
-    c_writes: int                # results written back (leaving the bottom edge)
-    macs: int                    # multiply-accumulates done by the cells
-    naive_fetches: int           # 2 m n k, the triple loop's operand fetches
-    active: np.ndarray | None = None       # [cycle, row, col] True where the cell did a MAC (one pass)
+    product: np.ndarray  # C = A B (float64)
+    size: int  # the grid is size x size cells
+    tiles: int  # passes (weight tiles of at most size x size)
+    compute_cycles: int  # cycles with data in flight, summed over passes
+    load_cycles: int  # cycles spent shifting weights in, summed over passes
+    a_fetches: int  # elements of A read from memory (entering the left edge)
+    b_fetches: int  # weights read from memory (loaded into cells)
+    c_writes: int  # results written back (leaving the bottom edge)
+    macs: int  # multiply-accumulates done by the cells
+    naive_fetches: int  # 2 m n k, the triple loop's operand fetches
+    active: np.ndarray | None = None  # [cycle, row, col] True where the cell did a MAC (one pass)
     row_in_cell: np.ndarray | None = None  # [cycle, row, col] index i of the A row in the cell, -1 if idle
 
     @property
@@ -107,8 +108,9 @@ class Result:
 def _matrix(name: str, x) -> np.ndarray:
     arr = np.asarray(x)
     if arr.ndim != 2 or arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) or 0 in arr.shape:
-        raise ValueError(f"{name} must be a non-empty 2-D array of numbers; got shape "
-                         f"{getattr(arr, 'shape', None)} of {arr.dtype}")
+        raise ValueError(
+            f"{name} must be a non-empty 2-D array of numbers; got shape {getattr(arr, 'shape', None)} of {arr.dtype}"
+        )
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} must hold finite numbers; got a NaN or inf")
@@ -123,10 +125,10 @@ def _one_pass(a: np.ndarray, w: np.ndarray, size: int, trace: bool):
     cycles = compute_cycles(m, kt, nt)
     grid_w = np.zeros((size, size))
     grid_w[:kt, :nt] = w
-    a_reg = np.zeros((size, size))            # the A value each cell holds this cycle
-    a_row = np.full((size, size), -1)          # which row i of A that value came from (-1: none)
-    psum = np.zeros((size, size))              # partial sum each cell hands down
-    psum_row = np.full((size, size), -1)       # the A row that partial sum belongs to
+    a_reg = np.zeros((size, size))  # the A value each cell holds this cycle
+    a_row = np.full((size, size), -1)  # which row i of A that value came from (-1: none)
+    psum = np.zeros((size, size))  # partial sum each cell hands down
+    psum_row = np.full((size, size), -1)  # the A row that partial sum belongs to
     out = np.full((m, nt), np.nan)
     macs = a_fetches = c_writes = 0
     active = np.zeros((cycles, size, size), bool) if trace else None
@@ -134,20 +136,20 @@ def _one_pass(a: np.ndarray, w: np.ndarray, size: int, trace: bool):
     grid_rows = np.arange(kt)
     for t in range(cycles):
         a_reg[:, 1:], a_row[:, 1:] = a_reg[:, :-1].copy(), a_row[:, :-1].copy()  # move A one cell right
-        i = t - grid_rows                                                        # skewed entry at the left
+        i = t - grid_rows  # skewed entry at the left
         enter = (i >= 0) & (i < m)
         a_reg[:kt, 0] = np.where(enter, a[np.clip(i, 0, m - 1), grid_rows], 0.0)
         a_row[:kt, 0] = np.where(enter, i, -1)
         a_fetches += int(enter.sum())
         a_row[kt:, :] = -1
-        a_row[:, nt:] = -1                     # cells outside the tile hold no weight: idle
+        a_row[:, nt:] = -1  # cells outside the tile hold no weight: idle
         busy = a_row >= 0
-        if np.any(busy[1:] & (psum_row[:-1] != a_row[1:])):   # the skew's whole point
+        if np.any(busy[1:] & (psum_row[:-1] != a_row[1:])):  # the skew's whole point
             raise AssertionError("skew broken: a partial sum met an A value of another row")
         above = np.vstack([np.zeros((1, size)), psum[:-1]])
         psum, psum_row = np.where(busy, above + a_reg * grid_w, 0.0), np.where(busy, a_row, -1)
         macs += int(busy.sum())
-        done = busy[kt - 1, :nt]               # bottom row of the tile: finished dot products
+        done = busy[kt - 1, :nt]  # bottom row of the tile: finished dot products
         out[a_row[kt - 1, :nt][done], np.nonzero(done)[0]] = psum[kt - 1, :nt][done]
         c_writes += int(done.sum())
         if trace:
@@ -171,8 +173,10 @@ def simulate(a, b, size=None, trace: bool = False) -> Result:
     s = max(k, n) if size is None else _check.integer("size", size)
     k_tiles, n_tiles = math.ceil(k / s), math.ceil(n / s)
     if trace and (k_tiles * n_tiles != 1 or compute_cycles(m, k, n) * s * s > MAX_TRACE_CELL_CYCLES):
-        raise ValueError(f"trace needs one pass (k, n <= size) and at most {MAX_TRACE_CELL_CYCLES:,} "
-                         f"cell-cycles; got m={m}, k={k}, n={n}, size={s}")
+        raise ValueError(
+            f"trace needs one pass (k, n <= size) and at most {MAX_TRACE_CELL_CYCLES:,} "
+            f"cell-cycles; got m={m}, k={k}, n={n}, size={s}"
+        )
     c = np.zeros((m, n))
     totals = dict(compute=0, load=0, a=0, b=0, c=0, macs=0)
     active = rows = None
@@ -188,8 +192,20 @@ def simulate(a, b, size=None, trace: bool = False) -> Result:
             totals["b"] += w.size
             totals["c"] += wc
             totals["macs"] += macs
-    return Result(c, s, k_tiles * n_tiles, totals["compute"], totals["load"], totals["a"], totals["b"],
-                  totals["c"], totals["macs"], naive_fetches(m, n, k), active, rows)
+    return Result(
+        c,
+        s,
+        k_tiles * n_tiles,
+        totals["compute"],
+        totals["load"],
+        totals["a"],
+        totals["b"],
+        totals["c"],
+        totals["macs"],
+        naive_fetches(m, n, k),
+        active,
+        rows,
+    )
 
 
 def naive(a, b):
@@ -201,14 +217,15 @@ def naive(a, b):
         raise ValueError(f"b must have as many rows as a has columns ({k}); got b of shape {b_.shape}")
     n = b_.shape[1]
     if m * n * k > 1_000_000:
-        raise ValueError(f"naive() loops in Python; keep m n k <= 1,000,000 (got {m * n * k:,}); "
-                         "use naive_fetches() for the count")
+        raise ValueError(
+            f"naive() loops in Python; keep m n k <= 1,000,000 (got {m * n * k:,}); use naive_fetches() for the count"
+        )
     c = np.zeros((m, n))
     fetches = 0
     for i in range(m):
         for j in range(n):
             for p in range(k):
-                x, y = a_[i, p], b_[p, j]     # two fetches: nothing is kept between iterations
+                x, y = a_[i, p], b_[p, j]  # two fetches: nothing is kept between iterations
                 fetches += 2
                 c[i, j] += x * y
     return c, fetches

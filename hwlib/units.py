@@ -19,6 +19,7 @@ e-notation. For a table column use one unit for every row: `format_in(x, "GB")`,
 >>> format_in(50 * 2**20, "MB"), format_in(52.4e6, "MB")       # one L2, one unit
 ('52.4 MB', '52.4 MB')
 """
+
 from __future__ import annotations
 
 import math
@@ -37,22 +38,76 @@ YEAR = 365.25 * DAY
 PF_DAY = 1e15 * DAY
 """One petaFLOP/s sustained for a day, in FLOP (8.64e19), the unit of GPT-3's Table D.1."""
 
-_SI_PREFIXES = [(1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"),
-                (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"),
-                (1e-12, "p")]
-_IEC_PREFIXES = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"),
-                 (2.0**10, "Ki"), (1.0, "")]
+_SI_PREFIXES = [
+    (1e24, "Y"),
+    (1e21, "Z"),
+    (1e18, "E"),
+    (1e15, "P"),
+    (1e12, "T"),
+    (1e9, "G"),
+    (1e6, "M"),
+    (1e3, "k"),
+    (1.0, ""),
+    (1e-3, "m"),
+    (1e-6, "µ"),
+    (1e-9, "n"),
+    (1e-12, "p"),
+]
+_IEC_PREFIXES = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0**10, "Ki"), (1.0, "")]
 _WORDS = [(1e12, "trillion"), (1e9, "billion"), (1e6, "million")]
-_SUPERSCRIPT_DIGITS = {"-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶",
-                       "7": "⁷", "8": "⁸", "9": "⁹"}
-_FIXED_UNITS = {"B": 1.0, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15,
-                "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30, "TiB": 2.0**40, "PiB": 2.0**50,
-                "B/s": 1.0, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12,
-                "FLOP/s": 1.0, "GFLOP/s": 1e9, "TFLOP/s": 1e12, "PFLOP/s": 1e15,
-                "ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0,
-                "days": 86400.0, "years": 365.25 * 86400.0}
-_TIME_UNITS = [(YEAR, "years"), (DAY, "days"), (HOUR, "h"), (MINUTE, "min"), (1.0, "s"),
-               (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+_SUPERSCRIPT_DIGITS = {
+    "-": "⁻",
+    "0": "⁰",
+    "1": "¹",
+    "2": "²",
+    "3": "³",
+    "4": "⁴",
+    "5": "⁵",
+    "6": "⁶",
+    "7": "⁷",
+    "8": "⁸",
+    "9": "⁹",
+}
+_FIXED_UNITS = {
+    "B": 1.0,
+    "kB": 1e3,
+    "KB": 1e3,
+    "MB": 1e6,
+    "GB": 1e9,
+    "TB": 1e12,
+    "PB": 1e15,
+    "KiB": 2.0**10,
+    "MiB": 2.0**20,
+    "GiB": 2.0**30,
+    "TiB": 2.0**40,
+    "PiB": 2.0**50,
+    "B/s": 1.0,
+    "MB/s": 1e6,
+    "GB/s": 1e9,
+    "TB/s": 1e12,
+    "FLOP/s": 1.0,
+    "GFLOP/s": 1e9,
+    "TFLOP/s": 1e12,
+    "PFLOP/s": 1e15,
+    "ns": 1e-9,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "min": 60.0,
+    "h": 3600.0,
+    "days": 86400.0,
+    "years": 365.25 * 86400.0,
+}
+_TIME_UNITS = [
+    (YEAR, "years"),
+    (DAY, "days"),
+    (HOUR, "h"),
+    (MINUTE, "min"),
+    (1.0, "s"),
+    (1e-3, "ms"),
+    (1e-6, "µs"),
+    (1e-9, "ns"),
+]
 
 
 def _scalar(name: str, x, nonnegative: bool = False) -> float:
@@ -156,7 +211,7 @@ def format_in(x, unit: str, digits: int = 3) -> str:
     v, d = _scalar("x", x) / _FIXED_UNITS[unit], _digits(digits)
     if v == 0:
         return f"0 {unit}"
-    if abs(v) >= 10 ** d:
+    if abs(v) >= 10**d:
         return f"{v:,.0f}".replace(",", "\u202f") + f" {unit}"
     return f"{_sig(v, d)} {unit}"
 
@@ -317,6 +372,8 @@ def parse_number(text, name: str = "value", context: bool = False) -> float:
         scale = 1024.0 if context and last == "k" else _COUNT_SUFFIXES[last]
         s = s[:-1].strip()
     if not _is_decimal(s):
-        raise ValueError(f"{name}: cannot read {text!r} as a number; accepted: 7e9, 350M, 7B, 15T, "
-                         f"16_384, 40%" + (", 4k (= 4096)" if context else ""))
+        raise ValueError(
+            f"{name}: cannot read {text!r} as a number; accepted: 7e9, 350M, 7B, 15T, "
+            f"16_384, 40%" + (", 4k (= 4096)" if context else "")
+        )
     return float(s) * scale

@@ -6,6 +6,7 @@ Executes each Colab notebook top to bottom from its own empty folder under WORKD
 cell pointed at INSTALL_SPEC (the local checkout's wheel), and writes per notebook: error, wall time,
 per-cell times, the text outputs, and what hwlib.book glued (values and the names marked live).
 """
+
 import json
 import re
 import sys
@@ -17,8 +18,10 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-PROBE = ('import json\nfrom hwlib import book as _b\n'
-         'print("HWLIB-GLUE " + json.dumps({"glued": _b.GLUED, "live": sorted(_b.LIVE)}))')
+PROBE = (
+    "import json\nfrom hwlib import book as _b\n"
+    'print("HWLIB-GLUE " + json.dumps({"glued": _b.GLUED, "live": sorted(_b.LIVE)}))'
+)
 
 
 def seconds(meta) -> float:
@@ -39,7 +42,7 @@ def text_of(cell) -> str:
         elif out.get("output_type") == "error":
             parts.append(f"ERROR {out.get('ename')}: {out.get('evalue')}\n")
         elif "text/plain" in out.get("data", {}):
-            parts.append(out["data"]["text/plain"] + "\n")     # a figure or table: a line of its own
+            parts.append(out["data"]["text/plain"] + "\n")  # a figure or table: a line of its own
     return "".join(parts)
 
 
@@ -53,8 +56,14 @@ def run(path: Path, spec: str, workdir: Path, probe: bool = True, cells: int | N
         nb.cells.append(nbformat.v4.new_code_cell(PROBE))
     here = workdir / path.stem
     here.mkdir(parents=True, exist_ok=True)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=True, allow_errors=not probe,
-                            resources={"metadata": {"path": str(here)}})
+    client = NotebookClient(
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        record_timing=True,
+        allow_errors=not probe,
+        resources={"metadata": {"path": str(here)}},
+    )
     start, error = time.perf_counter(), None
     try:
         client.execute()
@@ -65,10 +74,16 @@ def run(path: Path, spec: str, workdir: Path, probe: bool = True, cells: int | N
     glue = {}
     for line in text_of(code[-1]).splitlines() if probe else []:
         if line.startswith("HWLIB-GLUE "):
-            glue = json.loads(line[len("HWLIB-GLUE "):])
-    return {"path": str(path), "error": error, "wall_s": wall, "cell_s": [seconds(c.metadata) for c in code],
-            "outputs": [text_of(c) for c in code], "types": [[o.get("output_type") for o in c.get("outputs", [])]
-                                                              for c in code], "glue": glue}
+            glue = json.loads(line[len("HWLIB-GLUE ") :])
+    return {
+        "path": str(path),
+        "error": error,
+        "wall_s": wall,
+        "cell_s": [seconds(c.metadata) for c in code],
+        "outputs": [text_of(c) for c in code],
+        "types": [[o.get("output_type") for o in c.get("outputs", [])] for c in code],
+        "glue": glue,
+    }
 
 
 def main(argv):

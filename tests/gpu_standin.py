@@ -21,6 +21,7 @@ Kernels that hwlib launches by name are emulated where tests check values (STREA
 Matmuls compute for operands of up to 2^18 elements, copies up to 64 KiB; larger ones are timed, not
 computed, so the host's cost of a launch stays the modelled one.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -37,25 +38,95 @@ import numpy as np
 # fp32 FLOP/s, fp16 tensor FLOP/s  (vendor datasheets / CUDA deviceQuery; DRAM and L2 rates are
 # ~90 % of peak and published microbenchmarks, leads only)
 PROFILES = {
-    "T4": dict(name=b"Tesla T4", cc="75", sms=40, l2=4 << 20, threads_per_sm=1024, blocks_per_sm=16,
-               regs_per_sm=65536, mem_khz=5_001_000, bus=256, memory=15_828_320_256, dram=2.9e11, l2_bw=1.3e12,
-               fp32=8.1e12, tensor=6.5e13),
-    "A10": dict(name=b"NVIDIA A10", cc="86", sms=72, l2=6 << 20, threads_per_sm=1536, blocks_per_sm=16,
-                regs_per_sm=65536, mem_khz=6_251_000, bus=384, memory=23_836_229_632, dram=5.4e11, l2_bw=2.0e12,
-                fp32=3.1e13, tensor=1.25e14),
-    "L4": dict(name=b"NVIDIA L4", cc="89", sms=58, l2=48 << 20, threads_per_sm=1536, blocks_per_sm=24,
-               regs_per_sm=65536, mem_khz=6_251_000, bus=192, memory=23_034_920_960, dram=2.7e11, l2_bw=1.6e12,
-               fp32=3.0e13, tensor=1.21e14),
-    "A100": dict(name=b"NVIDIA A100-SXM4-80GB", cc="80", sms=108, l2=40 << 20, threads_per_sm=2048,
-                 blocks_per_sm=32, regs_per_sm=65536, mem_khz=1_593_000, bus=5120, memory=85_031_714_816,
-                 dram=1.8e12, l2_bw=5.0e12, fp32=1.95e13, tensor=3.12e14),
-    "H200": dict(name=b"NVIDIA H200", cc="90", sms=132, l2=60 << 20, threads_per_sm=2048, blocks_per_sm=32,
-                 regs_per_sm=65536, mem_khz=3_201_000, bus=6144, memory=150_110_011_392, dram=4.3e12,
-                 l2_bw=1.0e13, fp32=6.7e13, tensor=9.9e14),
+    "T4": dict(
+        name=b"Tesla T4",
+        cc="75",
+        sms=40,
+        l2=4 << 20,
+        threads_per_sm=1024,
+        blocks_per_sm=16,
+        regs_per_sm=65536,
+        mem_khz=5_001_000,
+        bus=256,
+        memory=15_828_320_256,
+        dram=2.9e11,
+        l2_bw=1.3e12,
+        fp32=8.1e12,
+        tensor=6.5e13,
+    ),
+    "A10": dict(
+        name=b"NVIDIA A10",
+        cc="86",
+        sms=72,
+        l2=6 << 20,
+        threads_per_sm=1536,
+        blocks_per_sm=16,
+        regs_per_sm=65536,
+        mem_khz=6_251_000,
+        bus=384,
+        memory=23_836_229_632,
+        dram=5.4e11,
+        l2_bw=2.0e12,
+        fp32=3.1e13,
+        tensor=1.25e14,
+    ),
+    "L4": dict(
+        name=b"NVIDIA L4",
+        cc="89",
+        sms=58,
+        l2=48 << 20,
+        threads_per_sm=1536,
+        blocks_per_sm=24,
+        regs_per_sm=65536,
+        mem_khz=6_251_000,
+        bus=192,
+        memory=23_034_920_960,
+        dram=2.7e11,
+        l2_bw=1.6e12,
+        fp32=3.0e13,
+        tensor=1.21e14,
+    ),
+    "A100": dict(
+        name=b"NVIDIA A100-SXM4-80GB",
+        cc="80",
+        sms=108,
+        l2=40 << 20,
+        threads_per_sm=2048,
+        blocks_per_sm=32,
+        regs_per_sm=65536,
+        mem_khz=1_593_000,
+        bus=5120,
+        memory=85_031_714_816,
+        dram=1.8e12,
+        l2_bw=5.0e12,
+        fp32=1.95e13,
+        tensor=3.12e14,
+    ),
+    "H200": dict(
+        name=b"NVIDIA H200",
+        cc="90",
+        sms=132,
+        l2=60 << 20,
+        threads_per_sm=2048,
+        blocks_per_sm=32,
+        regs_per_sm=65536,
+        mem_khz=3_201_000,
+        bus=6144,
+        memory=150_110_011_392,
+        dram=4.3e12,
+        l2_bw=1.0e13,
+        fp32=6.7e13,
+        tensor=9.9e14,
+    ),
 }
 # registers per thread of hwlib's raw kernels, as ptxas reports them (leads from -Xptxas -v builds)
-REGISTERS = {"fma_sweep_f32": {"75": 32, "default": 40}, "fma_sweep_f64": {"75": 40, "default": 48},
-             "read_ilp": {"default": 30}, "branchy": {"default": 16}, "branchy32": {"default": 18}}
+REGISTERS = {
+    "fma_sweep_f32": {"75": 32, "default": 40},
+    "fma_sweep_f64": {"75": 40, "default": 48},
+    "read_ilp": {"default": 30},
+    "branchy": {"default": 16},
+    "branchy32": {"default": 18},
+}
 
 
 class CUDARuntimeError(RuntimeError):
@@ -83,17 +154,18 @@ class Device:
         self.fail = dict(fail or {})
         self.busy_until = 0.0
         self.lru: OrderedDict = OrderedDict()
-        self.capturing = None           # list of queued works while a stream captures
-        self.launches = []              # (name, grid, block, args kinds, options)
-        self.blocking_calls = 0         # host waits inside operations (e.g. a blocking .get())
+        self.capturing = None  # list of queued works while a stream captures
+        self.launches = []  # (name, grid, block, args kinds, options)
+        self.blocking_calls = 0  # host waits inside operations (e.g. a blocking .get())
         self.graph_launches = 0
 
     # --- memory --------------------------------------------------------------------------------
     def alloc(self, arr):
         nbytes = int(arr.nbytes)
         if self.allocated + nbytes > self.memory_bytes:
-            raise OutOfMemoryError(f"Out of memory allocating {nbytes:,} bytes "
-                                   f"(allocated so far: {self.allocated:,} bytes).")
+            raise OutOfMemoryError(
+                f"Out of memory allocating {nbytes:,} bytes (allocated so far: {self.allocated:,} bytes)."
+            )
         self.allocated += nbytes
         weakref.finalize(arr, self._free, nbytes)
         return arr
@@ -110,7 +182,7 @@ class Device:
             since, hit = 0, False
             if key in self.lru:
                 keys = list(self.lru)
-                since = sum(self.lru[k] for k in keys[keys.index(key) + 1:])
+                since = sum(self.lru[k] for k in keys[keys.index(key) + 1 :])
                 hit = since + a.nbytes <= self.p["l2"]
                 self.lru.pop(key)
             self.lru[key] = int(a.nbytes)
@@ -161,8 +233,18 @@ def occupancy_blocks(dev, name, block) -> int:
     return max(0, min(dev.p["blocks_per_sm"], dev.p["threads_per_sm"] // block, by_regs))
 
 
-def make_cupy(profile="H200", *, version="14.2.0", bf16=True, host_cost_s=10e-6, graph_cost_s=4e-6,
-              memory_bytes=None, fail=None, compute_limit=1 << 25, **attr_overrides):
+def make_cupy(
+    profile="H200",
+    *,
+    version="14.2.0",
+    bf16=True,
+    host_cost_s=10e-6,
+    graph_cost_s=4e-6,
+    memory_bytes=None,
+    fail=None,
+    compute_limit=1 << 25,
+    **attr_overrides,
+):
     """(cupy module, cupyx module, Device). `fail`: {operation or kernel name: exception} raised at
     launch; operation names: "matmul", "alloc", ElementwiseKernel / RawKernel names. attr_overrides
     replace device attributes (e.g. MemoryClockRate=0)."""
@@ -171,6 +253,7 @@ def make_cupy(profile="H200", *, version="14.2.0", bf16=True, host_cost_s=10e-6,
     bf16_dtype = None
     try:
         import ml_dtypes
+
         bf16_dtype = np.dtype(ml_dtypes.bfloat16)
     except ImportError:
         pass
@@ -226,6 +309,7 @@ def make_cupy(profile="H200", *, version="14.2.0", bf16=True, host_cost_s=10e-6,
         def make(*args, **kwargs):
             check_dtype(kwargs.get("dtype"))
             return wrap(fn(*args, **kwargs))
+
         return make
 
     cp = types.ModuleType("cupy")
@@ -257,6 +341,7 @@ def make_cupy(profile="H200", *, version="14.2.0", bf16=True, host_cost_s=10e-6,
             np.copyto(np.asarray(out), res)
             return out
         return out if out is not None else wrap(np.empty((m, n), dtype=a_.dtype))
+
     cp.matmul = matmul
 
     class Generator:
@@ -268,6 +353,7 @@ def make_cupy(profile="H200", *, version="14.2.0", bf16=True, host_cost_s=10e-6,
 
         def random(self, n, dtype=np.float64):
             return wrap(self.g.random(n, dtype=dtype))
+
     cp.random = types.SimpleNamespace(default_rng=Generator)
 
     class ElementwiseKernel:
@@ -292,7 +378,9 @@ def make_cupy(profile="H200", *, version="14.2.0", bf16=True, host_cost_s=10e-6,
                 arrays = [a for a in args if isinstance(a, np.ndarray)]
                 dev.launch(kernel_name or f.__name__, 2 * dev.bandwidth(arrays))
                 return wrap(f(*[np.asarray(a) if isinstance(a, np.ndarray) else a for a in args]))
+
             return run
+
         return deco
 
     stream_ops = {"copy": ("a", "c"), "scale": ("c", "b"), "add": ("ab", "c"), "triad": ("bc", "a")}
@@ -397,18 +485,28 @@ def make_cupy(profile="H200", *, version="14.2.0", bf16=True, host_cost_s=10e-6,
         def synchronize(self):
             pass
 
-    attributes = {"MultiProcessorCount": p["sms"], "ClockRate": 1_590_000, "MemoryClockRate": p["mem_khz"],
-                  "GlobalMemoryBusWidth": p["bus"], "L2CacheSize": p["l2"],
-                  "MaxThreadsPerMultiProcessor": p["threads_per_sm"], "MaxBlocksPerMultiprocessor": p["blocks_per_sm"],
-                  "MaxRegistersPerMultiprocessor": p["regs_per_sm"], "MaxThreadsPerBlock": 1024, "WarpSize": 32}
+    attributes = {
+        "MultiProcessorCount": p["sms"],
+        "ClockRate": 1_590_000,
+        "MemoryClockRate": p["mem_khz"],
+        "GlobalMemoryBusWidth": p["bus"],
+        "L2CacheSize": p["l2"],
+        "MaxThreadsPerMultiProcessor": p["threads_per_sm"],
+        "MaxBlocksPerMultiprocessor": p["blocks_per_sm"],
+        "MaxRegistersPerMultiprocessor": p["regs_per_sm"],
+        "MaxThreadsPerBlock": 1024,
+        "WarpSize": 32,
+    }
     attributes.update(attr_overrides)
     device = types.SimpleNamespace(id=0, attributes=attributes, compute_capability=p["cc"], synchronize=lambda: None)
     compute = {}
     pool = types.SimpleNamespace(free_all_blocks=lambda: None, used_bytes=lambda: dev.allocated)
     cp.get_default_memory_pool = lambda: pool
     cp.ElementwiseKernel, cp.RawKernel, cp.fuse = ElementwiseKernel, RawKernel, fuse
-    cp._core = types.SimpleNamespace(get_compute_type=lambda dt: compute.get(np.dtype(dt), 1),
-                                     set_compute_type=lambda dt, c: compute.__setitem__(np.dtype(dt), c))
+    cp._core = types.SimpleNamespace(
+        get_compute_type=lambda dt: compute.get(np.dtype(dt), 1),
+        set_compute_type=lambda dt, c: compute.__setitem__(np.dtype(dt), c),
+    )
     pinned: dict = {}
 
     def memcpy_async(dst, src, size, kind, stream):
@@ -421,30 +519,43 @@ def make_cupy(profile="H200", *, version="14.2.0", bf16=True, host_cost_s=10e-6,
     def occupancy(func_ptr, block, smem):
         kern = next(k for k in _kernels if id(k) == func_ptr)
         return occupancy_blocks(dev, kern.name, block)
+
     _kernels = weakref.WeakSet()
     orig_init = RawKernel.__init__
 
     def init(self, *a, **k):
         orig_init(self, *a, **k)
         _kernels.add(self)
+
     RawKernel.__init__ = init
 
     runtime = types.SimpleNamespace(
-        getDeviceCount=lambda: 1, runtimeGetVersion=lambda: 12090, driverGetVersion=lambda: 12090,
+        getDeviceCount=lambda: 1,
+        runtimeGetVersion=lambda: 12090,
+        driverGetVersion=lambda: 12090,
         getDeviceProperties=lambda i: {"name": p["name"], "totalGlobalMem": p["memory"]},
-        memcpyAsync=memcpy_async, memcpyHostToDevice=1, memcpyDeviceToHost=2,
-        CUDARuntimeError=CUDARuntimeError)
+        memcpyAsync=memcpy_async,
+        memcpyHostToDevice=1,
+        memcpyDeviceToHost=2,
+        CUDARuntimeError=CUDARuntimeError,
+    )
     cp.cuda = types.SimpleNamespace(
-        Event=Event, get_elapsed_time=get_elapsed_time, Device=lambda *a: device, Stream=Stream,
-        get_current_stream=lambda: Stream(ptr=1), runtime=runtime,
+        Event=Event,
+        get_elapsed_time=get_elapsed_time,
+        Device=lambda *a: device,
+        Stream=Stream,
+        get_current_stream=lambda: Stream(ptr=1),
+        runtime=runtime,
         driver=types.SimpleNamespace(occupancyMaxActiveBlocksPerMultiprocessor=occupancy),
-        memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError))
+        memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError),
+    )
     cupyx = types.ModuleType("cupyx")
 
     def empty_pinned(n, dtype=np.uint8):
         arr = np.empty(n, dtype)
         pinned[int(arr.__array_interface__["data"][0])] = arr.nbytes
         return arr
+
     cupyx.empty_pinned = empty_pinned
     return cp, cupyx, dev
 
@@ -473,8 +584,11 @@ def fake_torch(mode="scaled_mm_fails"):
         torch.float8_e4m3fn = "float8_e4m3fn"
 
     def scaled_mm(*a, **k):
-        raise RuntimeError("CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling cublasLtMatmul with "
-                           "transpose_mat1 0 transpose_mat2 0 m 2048 n 2048 k 2048")
+        raise RuntimeError(
+            "CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling cublasLtMatmul with "
+            "transpose_mat1 0 transpose_mat2 0 m 2048 n 2048 k 2048"
+        )
+
     torch._scaled_mm = scaled_mm
     return torch
 
@@ -484,6 +598,7 @@ def install(monkeypatch, profile="H200", torch=None, **kwargs):
     returns (hwlib Backend on it, Device)."""
     import sys
     from hwlib import backend
+
     cp, cupyx, dev = make_cupy(profile, **kwargs)
     monkeypatch.setitem(sys.modules, "cupy", cp)
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)

@@ -5,6 +5,7 @@ An estimate "case" is the keyword set of `hwlib.calculator.estimate`, except tha
 is written ``{"custom": {...models.custom keywords...}}`` so it can travel as JSON; `to_python`
 turns it into a ModelShape, the page's JS builds it with the generated `models.custom`.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,38 +30,56 @@ def _log_uniform(rng: random.Random, lo: float, hi: float) -> float:
 def shape_inputs(rng: random.Random) -> dict:
     """Keywords for `models.custom` (a valid decoder-only shape)."""
     n_heads = rng.choice([1, 2, 4, 8, 12, 16, 32, 64, 128])
-    return {"vocab_size": rng.randint(100, 260000), "d_model": n_heads * rng.choice([16, 64, 128]),
-            "n_layers": rng.randint(1, 128), "n_heads": n_heads,
-            "n_kv_heads": rng.choice([h for h in (1, 2, 4, 8, n_heads) if n_heads % h == 0]),
-            "d_ff": rng.randint(1, 60000), "max_context": rng.randint(1, 131072),
-            "tied_embeddings": rng.random() < 0.5, "gated_mlp": rng.random() < 0.5,
-            "learned_positions": rng.random() < 0.5, "bias": rng.random() < 0.5}
+    return {
+        "vocab_size": rng.randint(100, 260000),
+        "d_model": n_heads * rng.choice([16, 64, 128]),
+        "n_layers": rng.randint(1, 128),
+        "n_heads": n_heads,
+        "n_kv_heads": rng.choice([h for h in (1, 2, 4, 8, n_heads) if n_heads % h == 0]),
+        "d_ff": rng.randint(1, 60000),
+        "max_context": rng.randint(1, 131072),
+        "tied_embeddings": rng.random() < 0.5,
+        "gated_mlp": rng.random() < 0.5,
+        "learned_positions": rng.random() < 0.5,
+        "bias": rng.random() < 0.5,
+    }
 
 
 def estimate_case(rng: random.Random) -> dict:
     """One valid keyword set for `calculator.estimate`, drawn at random (see the module docstring)."""
     acc = rng.choice(specs.all())
     pick = rng.random()
-    case = {"model": rng.choice(models.names()) if pick < 0.4 else
-            {"custom": shape_inputs(rng)} if pick < 0.7 else None,
-            "tokens": None if rng.random() < 0.1 else _log_uniform(rng, 1e6, 3e13), "gpu": acc.name,
-            "n_gpus": rng.randint(1, 16384), "mfu": rng.uniform(1e-3, 1.0),
-            "price_per_hour": None if rng.random() < 0.3 else rng.uniform(0.0, 12.0),
-            "precision": None if rng.random() < 0.5 else rng.choice(acc.precisions()),
-            "weights_dtype": rng.choice(DTYPES), "kv_dtype": rng.choice(DTYPES),
-            "batch": rng.randint(1, 512), "micro_batch": rng.randint(1, 16), "zero_stage": rng.randint(0, 3),
-            "recompute": rng.choice(memory.RECOMPUTE), "attention": rng.choice(memory.ATTENTION),
-            "scaling_efficiency": rng.uniform(0.05, 1.0)}
-    model = case["model"]     # lengths within the model's context (a longer one is refused: bad cases)
-    context = (models.get(model).max_context if isinstance(model, str) else
-               model["custom"]["max_context"] if isinstance(model, dict) else 131072)
+    case = {
+        "model": rng.choice(models.names()) if pick < 0.4 else {"custom": shape_inputs(rng)} if pick < 0.7 else None,
+        "tokens": None if rng.random() < 0.1 else _log_uniform(rng, 1e6, 3e13),
+        "gpu": acc.name,
+        "n_gpus": rng.randint(1, 16384),
+        "mfu": rng.uniform(1e-3, 1.0),
+        "price_per_hour": None if rng.random() < 0.3 else rng.uniform(0.0, 12.0),
+        "precision": None if rng.random() < 0.5 else rng.choice(acc.precisions()),
+        "weights_dtype": rng.choice(DTYPES),
+        "kv_dtype": rng.choice(DTYPES),
+        "batch": rng.randint(1, 512),
+        "micro_batch": rng.randint(1, 16),
+        "zero_stage": rng.randint(0, 3),
+        "recompute": rng.choice(memory.RECOMPUTE),
+        "attention": rng.choice(memory.ATTENTION),
+        "scaling_efficiency": rng.uniform(0.05, 1.0),
+    }
+    model = case["model"]  # lengths within the model's context (a longer one is refused: bad cases)
+    context = (
+        models.get(model).max_context
+        if isinstance(model, str)
+        else model["custom"]["max_context"]
+        if isinstance(model, dict)
+        else 131072
+    )
     case["seq_len"] = rng.randint(1, context)
     case["train_seq_len"] = None if rng.random() < 0.3 else rng.randint(1, context)
     if case["model"] is None:
         case["n_params"] = _log_uniform(rng, 1e6, 2e12)
         if rng.random() < 0.8:
-            case.update(n_layers=rng.randint(1, 160), n_kv_heads=rng.choice([1, 8, 32]),
-                        head_dim=rng.choice([64, 128]))
+            case.update(n_layers=rng.randint(1, 160), n_kv_heads=rng.choice([1, 8, 32]), head_dim=rng.choice([64, 128]))
     return case
 
 
@@ -69,18 +88,28 @@ def bad_estimate_cases(rng: random.Random) -> list[dict]:
     base = {**estimate_case(rng), "model": "Llama 3 8B", "tokens": 1e12}
     changes = [{"n_gpus": v} for v in (-1, 0, 2.5, math.nan)] + [{"mfu": v} for v in (1.5, 0.0, -0.2, math.nan)]
     changes += [{"tokens": v} for v in (-1.0, 0.0, math.nan, math.inf)] + [{"seq_len": v} for v in (0, -5, 1.5)]
-    changes += [{"seq_len": 8193}, {"train_seq_len": 10**6}, {"micro_batch": 0}, {"attention": "fast"},
-                {"batch": 2.5}]
-    changes += [{"batch": 0}, {"price_per_hour": -3.0}, {"price_per_hour": math.nan},
-                {"scaling_efficiency": 1.5}, {"scaling_efficiency": 0.0}, {"zero_stage": 4}, {"zero_stage": -1},
-                {"weights_dtype": "bf17"}, {"recompute": "sometimes"}, {"precision": "fp64"},
-                {"gpu": "H1000"}, {"model": "Llama 9"}, {"model": None},
-                {"model": None, "n_params": -1.0}, {"model": None, "n_params": math.nan},
-                {"model": None, "n_params": 7e9, "n_layers": 32},
-                {"model": {"custom": {"vocab_size": 32000, "d_model": 100, "n_layers": 2, "n_heads": 7}}},
-                {"model": {"custom": {"vocab_size": 32000, "d_model": 64, "n_layers": 2, "n_heads": 8,
-                                      "n_kv_heads": 3}}},
-                {"model": {"custom": {"vocab_size": -5, "d_model": 64, "n_layers": 2, "n_heads": 8}}}]
+    changes += [{"seq_len": 8193}, {"train_seq_len": 10**6}, {"micro_batch": 0}, {"attention": "fast"}, {"batch": 2.5}]
+    changes += [
+        {"batch": 0},
+        {"price_per_hour": -3.0},
+        {"price_per_hour": math.nan},
+        {"scaling_efficiency": 1.5},
+        {"scaling_efficiency": 0.0},
+        {"zero_stage": 4},
+        {"zero_stage": -1},
+        {"weights_dtype": "bf17"},
+        {"recompute": "sometimes"},
+        {"precision": "fp64"},
+        {"gpu": "H1000"},
+        {"model": "Llama 9"},
+        {"model": None},
+        {"model": None, "n_params": -1.0},
+        {"model": None, "n_params": math.nan},
+        {"model": None, "n_params": 7e9, "n_layers": 32},
+        {"model": {"custom": {"vocab_size": 32000, "d_model": 100, "n_layers": 2, "n_heads": 7}}},
+        {"model": {"custom": {"vocab_size": 32000, "d_model": 64, "n_layers": 2, "n_heads": 8, "n_kv_heads": 3}}},
+        {"model": {"custom": {"vocab_size": -5, "d_model": 64, "n_layers": 2, "n_heads": 8}}},
+    ]
     return [{**base, **c} for c in changes]
 
 
@@ -118,14 +147,20 @@ def compare_estimate(py: dict, js: dict) -> float:
 def roofline_case(rng: random.Random) -> dict:
     """Keywords for roofline.attainable/bound: an intensity and one accelerator's π and β."""
     acc = rng.choice(specs.all())
-    return {"intensity": _log_uniform(rng, 1e-3, 1e6), "peak_flops": acc.peak_flops(rng.choice(acc.precisions())),
-            "bandwidth": acc.bandwidth}
+    return {
+        "intensity": _log_uniform(rng, 1e-3, 1e6),
+        "peak_flops": acc.peak_flops(rng.choice(acc.precisions())),
+        "bandwidth": acc.bandwidth,
+    }
 
 
 def roofline_outcome(case: dict) -> dict:
     """What the explorer shows for one point, computed by hwlib.roofline in Python."""
-    return {"ridge": roofline.ridge_point(case["peak_flops"], case["bandwidth"]),
-            "attainable": roofline.attainable(**case), "bound": roofline.bound(**case)}
+    return {
+        "ridge": roofline.ridge_point(case["peak_flops"], case["bandwidth"]),
+        "attainable": roofline.attainable(**case),
+        "bound": roofline.bound(**case),
+    }
 
 
 def kernel_intensities(precision: str) -> list[float]:

@@ -1,4 +1,5 @@
 """hwlib.backend: CuPy only when it really works, NumPy otherwise with a one-line reason."""
+
 import sys
 import types
 
@@ -36,8 +37,14 @@ def fake_cupy(device_count=1, count_error=None, kernel_error=None, name=b"Tesla 
             raise kernel_error
         return np.arange(n, dtype=dtype)
 
-    attributes = {"MultiProcessorCount": 40, "ClockRate": 1_590_000, "MemoryClockRate": 5_001_000,
-                  "GlobalMemoryBusWidth": 256, "L2CacheSize": 4 << 20, "MaxThreadsPerMultiProcessor": 1024}
+    attributes = {
+        "MultiProcessorCount": 40,
+        "ClockRate": 1_590_000,
+        "MemoryClockRate": 5_001_000,
+        "GlobalMemoryBusWidth": 256,
+        "L2CacheSize": 4 << 20,
+        "MaxThreadsPerMultiProcessor": 1024,
+    }
     attributes.update(attrs)
 
     class Device:
@@ -51,8 +58,10 @@ def fake_cupy(device_count=1, count_error=None, kernel_error=None, name=b"Tesla 
             Device.synced = True
 
     runtime = types.SimpleNamespace(
-        getDeviceCount=get_device_count, runtimeGetVersion=lambda: 12090,
-        getDeviceProperties=lambda i: {"name": name, "totalGlobalMem": 15_828_320_256})
+        getDeviceCount=get_device_count,
+        runtimeGetVersion=lambda: 12090,
+        getDeviceProperties=lambda i: {"name": name, "totalGlobalMem": 15_828_320_256},
+    )
     cp.cuda = types.SimpleNamespace(runtime=runtime, Device=Device)
     cp.arange = arange
     return cp
@@ -92,8 +101,10 @@ def test_the_extras_the_hints_name_exist_and_bring_cuda_libraries():
     import re
     import tomllib
     from pathlib import Path
+
     extras = tomllib.loads((Path(backend.__file__).parents[1] / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"]
+        "optional-dependencies"
+    ]
     named = set(re.findall(r"hwlib\[([\w-]+)\]", backend.INSTALL_HINT + backend.LIBS_HINT))
     assert named and named <= set(extras)
     assert any(d.startswith("cupy-cuda12x[ctk]") for d in extras["gpu-cuda12"])
@@ -118,6 +129,7 @@ def test_zero_memory_clock_gives_no_theoretical_bandwidth(monkeypatch):
 
 def test_broken_cupy_install_names_the_error(monkeypatch):
     import builtins
+
     real_import = builtins.__import__
 
     def fake_import(name, *args, **kwargs):
@@ -190,12 +202,20 @@ def test_announce_prints_one_line(monkeypatch, capsys):
     assert out.count("\n") == 1 and "numpy" in out and "HWLIB_BACKEND=numpy" in out and "CPU" in out
 
 
-@pytest.mark.parametrize("reported, expected", [
-    ("NVIDIA H200", "H200"), ("Tesla T4", "T4"), ("NVIDIA A100-SXM4-80GB", "A100 80GB SXM"),
-    ("NVIDIA H100 80GB HBM3", "H100 SXM"), ("NVIDIA H100 PCIe", "H100 PCIe"), ("NVIDIA L4", "L4"),
-    ("NVIDIA A100-PCIE-40GB", None),   # a PCIe card must not get the SXM entry's numbers
-    ("NVIDIA H100 NVL", None), ("Quadro RTX 8000", None),
-])
+@pytest.mark.parametrize(
+    "reported, expected",
+    [
+        ("NVIDIA H200", "H200"),
+        ("Tesla T4", "T4"),
+        ("NVIDIA A100-SXM4-80GB", "A100 80GB SXM"),
+        ("NVIDIA H100 80GB HBM3", "H100 SXM"),
+        ("NVIDIA H100 PCIe", "H100 PCIe"),
+        ("NVIDIA L4", "L4"),
+        ("NVIDIA A100-PCIE-40GB", None),  # a PCIe card must not get the SXM entry's numbers
+        ("NVIDIA H100 NVL", None),
+        ("Quadro RTX 8000", None),
+    ],
+)
 def test_match_spec(reported, expected):
     got = backend.match_spec(reported)
     assert (got.name if got else None) == expected

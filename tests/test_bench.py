@@ -1,4 +1,5 @@
 """hwlib.bench on NumPy with small sizes: every record makes physical sense; the CLI's JSON shape."""
+
 import json
 import math
 import os
@@ -14,8 +15,8 @@ import pytest
 from hwlib import backend, bench
 from hwlib.bench import cpu, timing
 
-CPU_BW_CEILING = 1e12            # no 2-core VM streams 1 TB/s from DRAM or cache
-CPU_PEAK_CEILING = cpu.cores() * 5e9 * 64   # cores x 5 GHz x 64 FLOP/cycle (2 AVX-512 FMA units, fp32)
+CPU_BW_CEILING = 1e12  # no 2-core VM streams 1 TB/s from DRAM or cache
+CPU_PEAK_CEILING = cpu.cores() * 5e9 * 64  # cores x 5 GHz x 64 FLOP/cycle (2 AVX-512 FMA units, fp32)
 
 
 @pytest.fixture(autouse=True)
@@ -32,14 +33,25 @@ def sane(x, hi):
 
 def test_record_shape_and_device():
     rec = bench.fusion(sizes=[1 << 12], samples=1)
-    for key in ("experiment", "title", "status", "source", "date", "backend", "device", "parameters", "results",
-                "notes"):
+    for key in (
+        "experiment",
+        "title",
+        "status",
+        "source",
+        "date",
+        "backend",
+        "device",
+        "parameters",
+        "results",
+        "notes",
+    ):
         assert key in rec
     assert rec["backend"] == "numpy" and rec["source"] == "live" and rec["device"]["kind"] == "cpu"
     json.dumps(rec)  # plain, JSON-ready
 
 
 # --- timing --------------------------------------------------------------------------------------
+
 
 def test_measure_grows_repeats_until_samples_are_long_enough():
     calls = []
@@ -54,6 +66,7 @@ def test_measure_times_a_known_sleep_and_reports_first_call_apart():
 
     def fn():
         time.sleep(0.02 if state.pop("first", False) else 0.002)
+
     t = timing.measure(fn, samples=3, warmup=1)
     assert t.first_call_s >= 0.02 and 0.0019 < t.median_s < 0.015  # generous: a loaded machine oversleeps
 
@@ -65,15 +78,21 @@ def test_measure_with_cache_flush_times_calls_one_by_one():
 
 def test_measure_gpu_path_uses_events_in_milliseconds():
     """The CUDA-event clock with a stand-in Event (perf_counter underneath): ms -> s conversion."""
+
     class Event:
         def record(self, stream=None):
             self.t = time.perf_counter()
 
         def synchronize(self):
             pass
-    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
-        Event=Event, get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3,
-        Device=lambda: types.SimpleNamespace(synchronize=lambda: None)))
+
+    fake = types.SimpleNamespace(
+        cuda=types.SimpleNamespace(
+            Event=Event,
+            get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3,
+            Device=lambda: types.SimpleNamespace(synchronize=lambda: None),
+        )
+    )
     bk = backend.Backend(fake, "cupy", "test", True, _info={"name": "fake", "l2_bytes": 1 << 20})
     t = timing.measure(lambda: time.sleep(0.001), bk, samples=2, warmup=0)
     assert t.clock == "cuda-events" and 0.0009 < t.median_s < 0.015
@@ -86,6 +105,7 @@ def test_measure_rejects_bad_arguments():
 
 # --- CPU kernels ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_stream_kernels_compute_stream_values(threads):
     n = 100_003  # odd, several L2 chunks: exercises slicing and the chunk tail
@@ -97,9 +117,9 @@ def test_stream_kernels_compute_stream_values(threads):
 
 
 def test_triad_chunk_follows_the_cores_own_l2():
-    assert cpu.triad_chunk_bytes(1 << 20, 2) == 512 << 10     # half of a 1 MiB per-core L2
-    assert cpu.triad_chunk_bytes(64 << 10) == 64 << 10        # small L2: the call-overhead floor
-    assert cpu.triad_chunk_bytes(32 << 20) == 1 << 20         # never an L3-sized chunk
+    assert cpu.triad_chunk_bytes(1 << 20, 2) == 512 << 10  # half of a 1 MiB per-core L2
+    assert cpu.triad_chunk_bytes(64 << 10) == 64 << 10  # small L2: the call-overhead floor
+    assert cpu.triad_chunk_bytes(32 << 20) == 1 << 20  # never an L3-sized chunk
     assert cpu.triad_chunk_bytes(None, 2) == 256 << 10
 
 
@@ -109,6 +129,7 @@ BIG_VM_CACHES = {"l1_bytes": 48 << 10, "l2_bytes": 1 << 20, "l3_bytes": 480 << 2
 def test_e1_chunks_by_l2_not_by_a_huge_llc(monkeypatch):
     """A VM that reports a 480 MiB L3: the triad chunk still comes from the 1 MiB L2."""
     from hwlib import device_info
+
     monkeypatch.setattr(device_info, "_cpu_caches", lambda: dict(BIG_VM_CACHES))
     seen = []
     real = cpu.stream_kernels
@@ -124,6 +145,7 @@ def test_split_covers_the_range_once():
 
 
 # --- experiments ---------------------------------------------------------------------------------
+
 
 def test_e1_bandwidth():
     n = 1 << 18
@@ -155,8 +177,9 @@ def test_e3_roofline():
     r0, r4 = rec["results"]
     assert r0["flops"] == (2 * 0 + 1) * r0["n"] and r4["flops"] == (2 * 4 + 1) * r4["n"]
     assert r4["intensity"] == pytest.approx(9 / 8)
-    assert all(sane(r["flops_per_s"], CPU_PEAK_CEILING) and sane(r["bytes_per_s"], CPU_BW_CEILING)
-               for r in rec["results"])
+    assert all(
+        sane(r["flops_per_s"], CPU_PEAK_CEILING) and sane(r["bytes_per_s"], CPU_BW_CEILING) for r in rec["results"]
+    )
 
 
 def test_e4_fusion_moves_fewer_bytes_when_fused():
@@ -187,8 +210,13 @@ def test_e7_formats():
     assert got["bf16"]["emulated"] and "emulation" in got["bf16"]["note"]
     for f in ("fp64", "fp32", "fp16", "bf16"):
         assert sane(got[f]["flops_per_s"], CPU_PEAK_CEILING)
-    errors = [got["fp64"]["rel_error"], got["fp32"]["rel_error"], got["fp16"]["rel_error"],
-              got["bf16"]["rel_error"], got["fp8"]["rel_error_emulated"]]
+    errors = [
+        got["fp64"]["rel_error"],
+        got["fp32"]["rel_error"],
+        got["fp16"]["rel_error"],
+        got["bf16"]["rel_error"],
+        got["fp8"]["rel_error_emulated"],
+    ]
     assert errors == sorted(errors) and errors[0] < 1e-12 and 1e-3 < errors[3] < 1e-2 < errors[4] < 0.2
 
 
@@ -217,8 +245,10 @@ def test_bad_sizes_are_refused():
 
 # --- CLI -----------------------------------------------------------------------------------------
 
+
 def test_cli_bandwidth_json_shape(capsys):
     from hwlib.cli import main
+
     assert main(["bench", "bandwidth", "--json", "--n", "65536", "--no-sweep", "--quiet"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {"device", "backend", "results"} <= set(out) and out["backend"] == "numpy"
@@ -226,18 +256,29 @@ def test_cli_bandwidth_json_shape(capsys):
     assert all(r["bytes_per_s"] > 0 for r in out["results"])
 
 
-SMALL = {"bandwidth": dict(n=1 << 14, sweep_sizes=[3 << 14]),
-         "matmul": dict(sizes=[32], batches=[2], weight_shape=(64, 64)), "roofline": dict(n=1 << 14, iters=[1]),
-         "fusion": dict(sizes=[1 << 12]), "occupancy": dict(n=1 << 14, threads=[1]),
-         "formats": dict(n=32), "decode": dict(d=64, layers=1, batches=[1], bandwidth=1e10)}
+SMALL = {
+    "bandwidth": dict(n=1 << 14, sweep_sizes=[3 << 14]),
+    "matmul": dict(sizes=[32], batches=[2], weight_shape=(64, 64)),
+    "roofline": dict(n=1 << 14, iters=[1]),
+    "fusion": dict(sizes=[1 << 12]),
+    "occupancy": dict(n=1 << 14, threads=[1]),
+    "formats": dict(n=32),
+    "decode": dict(d=64, layers=1, batches=[1], bandwidth=1e10),
+}
 
 
 def test_cli_all_writes_a_loadable_run(tmp_path, monkeypatch, capsys):
     from hwlib.bench import recorded
     from hwlib.cli import main
+
     real = bench.run
-    monkeypatch.setattr(bench, "run", lambda name, xp=None, quick=False, progress=None: real(
-        name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})))
+    monkeypatch.setattr(
+        bench,
+        "run",
+        lambda name, xp=None, quick=False, progress=None: real(
+            name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})
+        ),
+    )
     out = tmp_path / "run.json"
     assert main(["bench", "all", "--quick", "--out", str(out)]) == 0
     run = recorded.load(out)
@@ -247,16 +288,31 @@ def test_cli_all_writes_a_loadable_run(tmp_path, monkeypatch, capsys):
 
 def test_cli_all_without_out_prints_a_summary_table(monkeypatch, capsys):
     from hwlib.cli import main
+
     real = bench.run
-    monkeypatch.setattr(bench, "run", lambda name, xp=None, quick=False, progress=None: real(
-        name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})))
+    monkeypatch.setattr(
+        bench,
+        "run",
+        lambda name, xp=None, quick=False, progress=None: real(
+            name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})
+        ),
+    )
     assert main(["bench", "all", "--quick"]) == 0
     captured = capsys.readouterr()
     lines = captured.out.strip().splitlines()
     assert lines[1].split() == ["experiment", "status", "launch-bound", "result"]
     rows = {line.split()[0]: line.split()[1] for line in lines[2:]}
-    assert rows == {"bandwidth": "ok", "matmul": "ok", "roofline": "ok", "fusion": "ok", "divergence": "skipped",
-                    "occupancy": "ok", "formats": "ok", "decode": "ok", "transfer": "skipped"}
+    assert rows == {
+        "bandwidth": "ok",
+        "matmul": "ok",
+        "roofline": "ok",
+        "fusion": "ok",
+        "divergence": "skipped",
+        "occupancy": "ok",
+        "formats": "ok",
+        "decode": "ok",
+        "transfer": "skipped",
+    }
     assert "GB/s" in captured.out and "[1/9] bandwidth" in captured.err and "[9/9] transfer" in captured.err
 
 
@@ -265,6 +321,7 @@ def test_cli_out_of_memory_is_one_line_not_a_traceback(monkeypatch, capsys):
 
     def boom(*a, **k):
         raise MemoryError("Unable to allocate 512. MiB for an array with shape (67108864,) and data type float64")
+
     monkeypatch.setattr(bench, "run", boom)
     assert main(["bench", "bandwidth", "--quiet"]) == 1
     err = capsys.readouterr().err
@@ -279,6 +336,7 @@ def test_cli_failed_experiment_is_one_line_and_exit_1(monkeypatch, capsys):
 
     def boom(*a, **k):
         raise MemoryError("Unable to allocate 4.00 GiB for an array with shape (1073741824,) and data type float32")
+
     monkeypatch.setattr(e4_fusion, "fusion", boom)
     assert main(["bench", "fusion", "--quiet"]) == 1
     out = capsys.readouterr().out
@@ -287,8 +345,10 @@ def test_cli_failed_experiment_is_one_line_and_exit_1(monkeypatch, capsys):
 
 def test_direct_experiment_calls_return_failed_records_but_raise_on_bad_input(monkeypatch):
     from hwlib.bench import e6_occupancy
+
     def broken(*a, **k):
         raise RuntimeError("cudaErrorIllegalAddress")
+
     monkeypatch.setattr(e6_occupancy, "occupancy", broken)
     rec = bench.occupancy()
     assert rec["status"] == "failed" and rec["reason"] == "RuntimeError: cudaErrorIllegalAddress"
@@ -300,6 +360,7 @@ def test_cli_all_saves_after_each_experiment(monkeypatch, tmp_path, capsys):
     """A run that dies half-way (here: killed after the second experiment) keeps what it measured."""
     from hwlib.bench import recorded
     from hwlib.cli import main
+
     real, done = bench.run, []
 
     def run(name, xp=None, quick=False, progress=None):
@@ -307,6 +368,7 @@ def test_cli_all_saves_after_each_experiment(monkeypatch, tmp_path, capsys):
             raise KeyboardInterrupt
         done.append(name)
         return real(name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {}))
+
     monkeypatch.setattr(bench, "run", run)
     out = tmp_path / "run.json"
     with pytest.raises(KeyboardInterrupt):
@@ -316,9 +378,11 @@ def test_cli_all_saves_after_each_experiment(monkeypatch, tmp_path, capsys):
 
 # --- CPU sizes on a laptop and on a big VM (a 480 MiB "LLC", 8 GiB free) -------------------------------
 
+
 @pytest.fixture
 def big_vm(monkeypatch):
     from hwlib import device_info
+
     monkeypatch.setattr(device_info, "_cpu_caches", lambda: dict(BIG_VM_CACHES))
     monkeypatch.setattr(device_info, "available_memory_bytes", lambda: 8 << 30)
     backend._cache.clear()
@@ -327,9 +391,10 @@ def big_vm(monkeypatch):
 
 def test_cpu_arrays_are_capped_by_available_memory(big_vm):
     from hwlib.bench import e1_bandwidth
+
     n_full, note = e1_bandwidth.default_n(big_vm, np.float64, quick=False)
     n_quick, _ = e1_bandwidth.default_n(big_vm, np.float64, quick=True)
-    assert 3 * n_full * 8 <= 0.4 * (8 << 30) and "available memory" in note   # 4 x 480 MiB x 3 would be 5.6 GiB
+    assert 3 * n_full * 8 <= 0.4 * (8 << 30) and "available memory" in note  # 4 x 480 MiB x 3 would be 5.6 GiB
     assert n_quick < n_full and 3 * n_quick * 8 <= 2 << 30 and n_quick * 8 > 480 << 20  # quick: <= 2 GiB, > LLC
     assert max(e1_bandwidth.default_sweep_sizes(big_vm, quick=False)) <= 0.4 * (8 << 30)
     assert max(e1_bandwidth.default_sweep_sizes(big_vm, quick=True)) <= 2 << 30
@@ -337,12 +402,14 @@ def test_cpu_arrays_are_capped_by_available_memory(big_vm):
 
 def test_quick_runs_stay_under_2_gib_on_a_big_vm(big_vm):
     from hwlib.bench import e4_fusion
-    assert 6 * max(e4_fusion.default_sizes(big_vm, quick=True)) * 4 <= 2 << 30   # the expression holds 6 arrays
+
+    assert 6 * max(e4_fusion.default_sizes(big_vm, quick=True)) * 4 <= 2 << 30  # the expression holds 6 arrays
     assert 6 * max(e4_fusion.default_sizes(big_vm, quick=False)) * 4 <= 0.4 * (8 << 30)
 
 
 def test_bandwidth_record_says_it_was_capped(big_vm, monkeypatch):
     from hwlib.bench import e1_bandwidth
+
     note = "arrays capped at 0 MiB each by available memory"
     monkeypatch.setattr(e1_bandwidth, "default_n", lambda bk, dtype, quick: (1 << 14, note))
     rec = bench.bandwidth(sweep=False, samples=1)
@@ -351,6 +418,7 @@ def test_bandwidth_record_says_it_was_capped(big_vm, monkeypatch):
 
 def test_decode_quick_measures_a_quick_bandwidth(monkeypatch):
     from hwlib.bench import e1_bandwidth
+
     calls = []
     real = e1_bandwidth.bandwidth
     monkeypatch.setattr(e1_bandwidth, "bandwidth", lambda *a, **k: calls.append(k) or real(*a, **dict(k, n=1 << 14)))
@@ -360,12 +428,14 @@ def test_decode_quick_measures_a_quick_bandwidth(monkeypatch):
 
 def test_out_of_memory_in_the_sweep_keeps_the_stream_results(monkeypatch):
     from hwlib.bench import e1_bandwidth
+
     real = e1_bandwidth._arrays
 
     def arrays(bk, n, dtype):
         if n > 1 << 16:
             raise MemoryError(f"Unable to allocate {3 * n * 8} bytes")
         return real(bk, n, dtype)
+
     monkeypatch.setattr(e1_bandwidth, "_arrays", arrays)
     rec = bench.bandwidth(n=1 << 14, sweep_sizes=[3 << 14, 3 << 20, 3 << 22], samples=1)
     assert [r["kernel"] for r in rec["results"]] == ["copy", "scale", "add", "triad"]
@@ -391,8 +461,10 @@ def test_stream_c_reference_builds_and_reports_json(tmp_path):
 # No GPU here: this checks the CuPy-side Python (names, argument order, record shapes) of every
 # experiment; tests/test_bench_gpu.py checks the timing and launch-shape behaviour.
 
+
 def test_gpu_code_paths_with_a_numpy_stand_in(monkeypatch):
     import gpu_standin as gs
+
     bk, dev = gs.install(monkeypatch, "H200")  # torch absent -> fp8 is skipped with a reason
     info = bk.device_info()
     assert info["spec"] == "H200" and info["theoretical_bandwidth"] == pytest.approx(4.9e12, rel=0.01)
@@ -405,8 +477,14 @@ def test_gpu_code_paths_with_a_numpy_stand_in(monkeypatch):
     e4 = bench.fusion(bk, sizes=[1 << 10], samples=1)  # results are checked against the expression
     assert {r["variant"] for r in e4["results"]} == {"expression", "out_buffers", "fuse", "elementwise_kernel"}
     e5 = bench.divergence(bk, n=1 << 10, iters=4, ways=(1, 32), samples=1)
-    assert [r["pattern"] for r in e5["results"]] == ["all_zero", "warp_uniform", "lane_alternating", "random",
-                                                     "ways_1", "ways_32"]
+    assert [r["pattern"] for r in e5["results"]] == [
+        "all_zero",
+        "warp_uniform",
+        "lane_alternating",
+        "random",
+        "ways_1",
+        "ways_32",
+    ]
     e6 = bench.occupancy(bk, n=1 << 14, ilps=(1, 4), samples=1)
     warps = [1, 2, 4, 8, 16, 32, 64]  # 2048 threads per SM on sm_90
     assert [(r["ilp"], r["warps_per_sm"]) for r in e6["results"]] == [(i, w) for i in (1, 4) for w in warps]
@@ -418,10 +496,15 @@ def test_gpu_code_paths_with_a_numpy_stand_in(monkeypatch):
     assert "compute_bound_tokens_per_s" in e8["results"][0]
     e9 = bench.transfer(bk, sizes=[1 << 12], samples=1)
     assert {(r["direction"], r["host_memory"]) for r in e9["results"]} == {
-        ("h2d", "pageable"), ("d2h", "pageable"), ("h2d", "pinned"), ("d2h", "pinned")}
+        ("h2d", "pageable"),
+        ("d2h", "pageable"),
+        ("h2d", "pinned"),
+        ("d2h", "pinned"),
+    }
     # exact C argument types for every raw launch: pointers are arrays, scalars are numpy-typed
-    kinds = {(name.rsplit("_", 1)[0] if name.startswith("stream") else name, tuple(k))
-             for name, _, _, k, _ in dev.launches}
+    kinds = {
+        (name.rsplit("_", 1)[0] if name.startswith("stream") else name, tuple(k)) for name, _, _, k, _ in dev.launches
+    }
     assert kinds == {
         ("stream_copy", ("array", "array", "int64", "int32")),
         ("stream_scale", ("array", "array", "float32", "int64", "int32")),
@@ -431,5 +514,6 @@ def test_gpu_code_paths_with_a_numpy_stand_in(monkeypatch):
         ("fma_sweep_f64", ("array", "array", "int64", "float64", "float64")),
         ("branchy", ("array", "array", "array", "int64", "int32")),
         ("branchy32", ("array", "array", "int64", "int32", "int32")),
-        ("read_ilp", ("array", "array", "int64"))}
+        ("read_ilp", ("array", "array", "int64")),
+    }
     assert {opts for *_, opts in dev.launches} >= {("-DITERS=0",), ("-DITERS=8",), ("-DILP=1",), ("-DILP=4",)}

@@ -1,6 +1,7 @@
 """hwlib.bench against a CuPy stand-in that fails like a GPU (tests/gpu_standin.py): one test per way
 the experiments went wrong on real hardware (issue: launch-bound timings, launch shapes from
 assumptions, a failure costing the whole run, blocking copies, missing bfloat16, broken PyTorch)."""
+
 import json
 
 import numpy as np
@@ -21,21 +22,33 @@ def _fresh(monkeypatch):
     backend._cache.clear()
 
 
-SMALL = {"bandwidth": dict(n=1 << 12, sweep_sizes=[3 << 12]),
-         "matmul": dict(sizes=[16], batches=[2], weight_shape=(32, 32)), "roofline": dict(n=1 << 12, iters=[0, 8]),
-         "fusion": dict(sizes=[1 << 10]), "divergence": dict(n=1 << 12, iters=4),
-         "occupancy": dict(n=1 << 14, ilps=(1,)), "formats": dict(n=16), "decode": dict(d=32, layers=2, batches=[1]),
-         "transfer": dict(sizes=[1 << 12])}
+SMALL = {
+    "bandwidth": dict(n=1 << 12, sweep_sizes=[3 << 12]),
+    "matmul": dict(sizes=[16], batches=[2], weight_shape=(32, 32)),
+    "roofline": dict(n=1 << 12, iters=[0, 8]),
+    "fusion": dict(sizes=[1 << 10]),
+    "divergence": dict(n=1 << 12, iters=4),
+    "occupancy": dict(n=1 << 14, ilps=(1,)),
+    "formats": dict(n=16),
+    "decode": dict(d=32, layers=2, batches=[1]),
+    "transfer": dict(sizes=[1 << 12]),
+}
 
 
 def small_run(monkeypatch, bk, names=None):
     real = bench.run
-    monkeypatch.setattr(bench, "run", lambda name, xp=None, quick=False, progress=None: real(
-        name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})))
+    monkeypatch.setattr(
+        bench,
+        "run",
+        lambda name, xp=None, quick=False, progress=None: real(
+            name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})
+        ),
+    )
     return bench.run_all(bk, names=names)
 
 
 # --- 1. a failure costs one entry, never the run -------------------------------------------------
+
 
 def test_out_of_memory_in_one_experiment_keeps_the_run(monkeypatch, tmp_path):
     oom = gs.OutOfMemoryError("Out of memory allocating 8,589,934,592 bytes")
@@ -77,6 +90,7 @@ def test_cupy_13_without_bfloat16_skips_bf16_and_says_why(monkeypatch):
 
 # --- 2. timings that measure the GPU, not Python --------------------------------------------------
 
+
 def test_launch_bound_points_are_marked_and_the_l2_plateau_shows(monkeypatch):
     """H200: a 24 MiB triad is ~2.5 us of L2 work against ~10 us of launch cost. Repeating the traversal
     inside one launch must show L2 bandwidth (above DRAM), and any point still launch-bound says so."""
@@ -86,7 +100,7 @@ def test_launch_bound_points_are_marked_and_the_l2_plateau_shows(monkeypatch):
     small, l2 = rec["sweep"]
     assert all("launch_bound" in pt for pt in rec["sweep"] + rec["results"])
     assert l2["launch_bound"] is False
-    assert l2["bytes_per_s"] > 1.3 * p["dram"]             # the L2 plateau, above HBM
+    assert l2["bytes_per_s"] > 1.3 * p["dram"]  # the L2 plateau, above HBM
     assert l2["bytes_per_s"] == pytest.approx(p["l2_bw"], rel=0.3)
     assert small["bytes_per_s"] <= l2["bytes_per_s"]
 
@@ -109,6 +123,7 @@ def test_divergence_quick_size_keeps_every_launch_busy(monkeypatch):
 
 def test_measure_marks_a_launch_bound_call(monkeypatch):
     from hwlib.bench import timing
+
     bk, dev = gs.install(monkeypatch, "H200", host_cost_s=20e-6)
     x = bk.xp.ones(1 << 10, dtype=np.float32)
     t = timing.measure(lambda: bk.xp.multiply(x, 2.0, out=x), bk, samples=3)
@@ -116,6 +131,7 @@ def test_measure_marks_a_launch_bound_call(monkeypatch):
 
 
 # --- 3. launch configurations from the device -----------------------------------------------------
+
 
 @pytest.mark.parametrize("profile", ["A100", "H200"])
 def test_roofline_grid_is_whole_waves_of_resident_blocks(monkeypatch, profile):
@@ -144,6 +160,7 @@ def test_occupancy_reaches_every_sms_thread_limit(monkeypatch, profile):
 @pytest.mark.parametrize("profile", list(gs.PROFILES))
 def test_dram_working_sets_exceed_every_l2(monkeypatch, profile):
     from hwlib.bench import e4_fusion
+
     bk, dev = gs.install(monkeypatch, profile)
     for quick in (True, False):
         assert max(e4_fusion.default_sizes(bk, quick)) * 4 >= 4 * dev.p["l2"]
@@ -155,7 +172,8 @@ def test_transfer_directions_are_timed_alike(monkeypatch):
     rec = bench.transfer(bk, sizes=[1 << 22], samples=3)
     assert dev.blocking_calls == 0
     assert {(r["direction"], r["host_memory"]) for r in rec["results"]} == {
-        (d, m) for d in ("h2d", "d2h") for m in ("pageable", "pinned")}
+        (d, m) for d in ("h2d", "d2h") for m in ("pageable", "pinned")
+    }
     rates = {(r["direction"], r["host_memory"]): r["bytes_per_s"] for r in rec["results"]}
     assert rates[("d2h", "pinned")] == pytest.approx(rates[("h2d", "pinned")], rel=0.5)
 
@@ -198,6 +216,7 @@ def test_sm75_t4_runs_everything_with_reasons(monkeypatch):
 def test_stream_kernels_compute_stream_values_on_the_stand_in(monkeypatch):
     bk, dev = gs.install(monkeypatch, "A10")
     from hwlib.bench import e1_bandwidth
+
     a, b, c = (bk.xp.full(1000, v, dtype=np.float32) for v in (1.0, 2.0, 0.0))
     ks = e1_bandwidth._kernels(bk, a, b, c, threads=1)
     for name in ("copy", "scale", "add", "triad"):
@@ -209,16 +228,23 @@ def test_run_progress_counts_steps(monkeypatch):
     bk, _ = gs.install(monkeypatch, "H200")
     seen = []
     real = bench.run
-    monkeypatch.setattr(bench, "run", lambda name, xp=None, quick=False, progress=None: real(
-        name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})))
+    monkeypatch.setattr(
+        bench,
+        "run",
+        lambda name, xp=None, quick=False, progress=None: real(
+            name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})
+        ),
+    )
     bench.run_all(bk, names=["fusion", "transfer"], progress=seen.append)
     assert any(m.startswith("[1/2] fusion") for m in seen) and any(m.startswith("[2/2] transfer") for m in seen)
 
 
 def test_cache_cliff_figure_shows_the_l2_plateau_and_rings_launch_bound_points(monkeypatch):
     import matplotlib
+
     matplotlib.use("Agg")
     from hwlib import plot
+
     bk, dev = gs.install(monkeypatch, "T4")  # 4 MiB L2: an in-L2 sweep and a DRAM one fit in a test
     rec = bench.bandwidth(bk, n=1 << 14, sweep_sizes=[3 << 17, 3 << 18, 3 << 19, 3 << 23], samples=2)
     rec["sweep"][0]["launch_bound"] = True  # as a busy host would leave it

@@ -1,5 +1,6 @@
 """references.bib renders as a reader sees it: proper nouns keep their capitals, "$20" and "60 %"
 come out as written, no key is defined twice (pybtex, the library sphinxcontrib-bibtex uses)."""
+
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,8 @@ def rendered() -> dict:
     from pybtex.database import parse_file
     from pybtex.plugin import find_plugin
 
-    db = parse_file(str(ROOT / "references.bib"))          # raises on a repeated key
-    style = find_plugin("pybtex.style.formatting", "unsrt")()   # the book's default style family
+    db = parse_file(str(ROOT / "references.bib"))  # raises on a repeated key
+    style = find_plugin("pybtex.style.formatting", "unsrt")()  # the book's default style family
     return {e.key: e.text.render_as("text") for e in style.format_bibliography(db)}
 
 

@@ -1,4 +1,5 @@
 """hwlib.book.glue: what a chapter glues is exactly what the reader sees through {glue:text}."""
+
 import pytest
 from IPython.core.formatters import PlainTextFormatter
 from myst_nb.core.variables import format_plain_text
@@ -6,20 +7,23 @@ from myst_nb.core.variables import format_plain_text
 from hwlib import book
 
 
-@pytest.mark.parametrize("value, fmt, shown", [
-    (1e15, "{:.0e}", "1e+15"),
-    (1500.4, "{:,.0f}", "1,500"),
-    (295.27, "{:.0f}", "295"),
-    (0.35, "{:.0%}", "35%"),
-    ("989 TFLOP/s", None, "989 TFLOP/s"),
-    ("it's \"quoted\"", None, "it's \"quoted\""),
-    (2.6e9, lambda v: f"{v / 1e9:.1f} GB", "2.6 GB"),
-])
+@pytest.mark.parametrize(
+    "value, fmt, shown",
+    [
+        (1e15, "{:.0e}", "1e+15"),
+        (1500.4, "{:,.0f}", "1,500"),
+        (295.27, "{:.0f}", "295"),
+        (0.35, "{:.0%}", "35%"),
+        ("989 TFLOP/s", None, "989 TFLOP/s"),
+        ('it\'s "quoted"', None, 'it\'s "quoted"'),
+        (2.6e9, lambda v: f"{v / 1e9:.1f} GB", "2.6 GB"),
+    ],
+)
 def test_glued_text_round_trips(value, fmt, shown):
     book.glue("x", value, fmt)
     assert book.GLUED["x"] == shown
-    plain = PlainTextFormatter()(book.GLUED["x"])      # what myst-nb stores as text/plain
-    assert format_plain_text(plain, "") == shown        # what {glue:text}`x` renders
+    plain = PlainTextFormatter()(book.GLUED["x"])  # what myst-nb stores as text/plain
+    assert format_plain_text(plain, "") == shown  # what {glue:text}`x` renders
 
 
 def test_glue_returns_nothing():
@@ -32,8 +36,9 @@ def test_html_table_renders_header_and_rows():
 
 
 def test_html_table_aligns_captions_and_escapes_plain_text():
-    html = book.html_table(["model", "bytes"], [["A&B <x>", "16.1 GB"]], align=["left", "right"],
-                           caption="Sizes <bf16>", escape=True).data
+    html = book.html_table(
+        ["model", "bytes"], [["A&B <x>", "16.1 GB"]], align=["left", "right"], caption="Sizes <bf16>", escape=True
+    ).data
     assert "A&amp;B &lt;x&gt;" in html and "Sizes &lt;bf16&gt;" in html and "<caption" in html
     assert "text-align:right;white-space:nowrap'>16.1 GB" in html
-    assert "<sup>" in book.html_table(["x"], [["10<sup>3</sup>"]]).data   # markup kept unless escape=True
+    assert "<sup>" in book.html_table(["x"], [["10<sup>3</sup>"]]).data  # markup kept unless escape=True

@@ -1,5 +1,6 @@
 """hwlib.calculator: the lesson's worked examples and exercises through one call, composition with the
 functions that own each formula, display, and bad input."""
+
 import math
 
 import pytest
@@ -12,52 +13,64 @@ H100 = specs.get("H100 SXM")
 
 def test_exercise1_memory_budget_1_3b():
     est = calculator.estimate(n_params=1.3e9, n_layers=32, n_kv_heads=32, head_dim=64, seq_len=4096)
-    assert est.weights_bytes == pytest.approx(2.6e9)                  # ≈ 2.6 GB in bf16
-    assert est.training_state_bytes == pytest.approx(20.8e9)          # ≈ 21 GB
-    assert est.kv_cache_bytes == 2**30                                 # 1.07 GB = 1 GiB exactly
+    assert est.weights_bytes == pytest.approx(2.6e9)  # ≈ 2.6 GB in bf16
+    assert est.training_state_bytes == pytest.approx(20.8e9)  # ≈ 21 GB
+    assert est.kv_cache_bytes == 2**30  # 1.07 GB = 1 GiB exactly
     assert est.inference_bytes == pytest.approx(2.6e9 + 2**30)
     int4 = calculator.estimate(n_params=1.3e9, weights_dtype="int4")
-    assert int4.weights_bytes == pytest.approx(0.65e9)                # ≈ 0.65 GB
+    assert int4.weights_bytes == pytest.approx(0.65e9)  # ≈ 0.65 GB
     assert "kv_cache_bytes" not in int4 and int4.inference_bytes == pytest.approx(0.65e9)
 
 
 def test_exercise2_time_and_cost_350m():
     est = calculator.estimate(n_params=350e6, tokens=7e9, gpu="H100 SXM", mfu=0.35, price_per_hour=3.0)
     assert est.training_flops == pytest.approx(1.47e19)
-    assert est.training_time_s / HOUR == pytest.approx(11.8, abs=0.05)   # "≈ 12 hours"
-    assert est.cost_usd == pytest.approx(35.4, abs=0.05)                 # "≈ $36"
-    eight = calculator.estimate(n_params=350e6, tokens=7e9, n_gpus=8, mfu=0.35, scaling_efficiency=0.9,
-                                price_per_hour=3.0)
+    assert est.training_time_s / HOUR == pytest.approx(11.8, abs=0.05)  # "≈ 12 hours"
+    assert est.cost_usd == pytest.approx(35.4, abs=0.05)  # "≈ $36"
+    eight = calculator.estimate(
+        n_params=350e6, tokens=7e9, n_gpus=8, mfu=0.35, scaling_efficiency=0.9, price_per_hour=3.0
+    )
     assert eight.training_time_s / HOUR == pytest.approx(1.64, abs=0.01)  # "≈ 1.7 hours on eight"
-    assert eight.gpu_hours == pytest.approx(est.gpu_hours / 0.9)         # same work, 10 % lost
+    assert eight.gpu_hours == pytest.approx(est.gpu_hours / 0.9)  # same work, 10 % lost
 
 
 def test_worked_examples_from_model_shapes():
     gpt2 = calculator.estimate(model="GPT-2 small", tokens=10e9, mfu=0.4, price_per_hour=3.0)
     assert gpt2.n_params == models.get("gpt2").n_params() == 124_439_808
-    assert 4.5 * HOUR < gpt2.training_time_s < 5.5 * HOUR                  # "≈ 5 hours"
-    assert gpt2.cost_usd < 20                                              # "under $20"
+    assert 4.5 * HOUR < gpt2.training_time_s < 5.5 * HOUR  # "≈ 5 hours"
+    assert gpt2.cost_usd < 20  # "under $20"
     llama = calculator.estimate(model="Llama 3 405B", tokens=15.6e12, n_gpus=16_384, mfu=0.4)
-    assert llama.training_flops == pytest.approx(3.8e25, rel=0.01)         # Llama 3 paper: 3.8e25
-    assert 60 * DAY < llama.training_time_s < 75 * DAY                     # "≈ two months"
+    assert llama.training_flops == pytest.approx(3.8e25, rel=0.01)  # Llama 3 paper: 3.8e25
+    assert 60 * DAY < llama.training_time_s < 75 * DAY  # "≈ two months"
     assert llama.cost_usd == pytest.approx(llama.gpu_hours * H100.price_per_hour_usd)  # sheet price
 
 
 def test_every_value_equals_the_function_that_owns_the_formula():
     m = models.get("Llama 3 8B")
-    est = calculator.estimate(model=m, tokens=1e12, n_gpus=64, mfu=0.45, seq_len=8192, batch=2,
-                              train_seq_len=4096, micro_batch=3, zero_stage=2, recompute="selective",
-                              price_per_hour=2.5)
+    est = calculator.estimate(
+        model=m,
+        tokens=1e12,
+        n_gpus=64,
+        mfu=0.45,
+        seq_len=8192,
+        batch=2,
+        train_seq_len=4096,
+        micro_batch=3,
+        zero_stage=2,
+        recompute="selective",
+        price_per_hour=2.5,
+    )
     n = m.n_params()
     assert est.weights_bytes == memory.weights_bytes(n, "bf16")
     assert est.training_state_per_gpu == memory.zero_bytes_per_device(n, 64, 2)
     # training: micro-batch 3 of 4096 tokens, Llama as trained (no dropout, FlashAttention, SwiGLU)
-    assert est.activation_bytes == memory.activation_bytes(4096, 3, 4096, 32, 32, recompute="selective",
-                                                           dropout=False, attention="flash",
-                                                           ffn_hidden=14336, gated_mlp=True)
+    assert est.activation_bytes == memory.activation_bytes(
+        4096, 3, 4096, 32, 32, recompute="selective", dropout=False, attention="flash", ffn_hidden=14336, gated_mlp=True
+    )
     assert est.kv_cache_bytes == memory.kv_cache_bytes_for(m, 8192, batch=2)
-    assert est.training_time_s == flops.training_time_s(flops.training_flops(n, 1e12), H100.peak_flops("bf16"),
-                                                        0.45, 64)
+    assert est.training_time_s == flops.training_time_s(
+        flops.training_flops(n, 1e12), H100.peak_flops("bf16"), 0.45, 64
+    )
     assert est.cost_usd == flops.cost_usd(est.training_time_s, 2.5, 64)
     assert est.ridge_point == H100.ridge_point("bf16")
     for row in est.rows():
@@ -65,11 +78,11 @@ def test_every_value_equals_the_function_that_owns_the_formula():
 
 
 def test_decode_ceiling_is_bandwidth_over_model_bytes_at_batch_1():
-    est = calculator.estimate(n_params=7e9, gpu="H100 SXM")               # no shape: no KV cache
-    assert est.decode_tokens_per_s == pytest.approx(239.3, abs=0.1)        # 3.35e12 / 14e9
+    est = calculator.estimate(n_params=7e9, gpu="H100 SXM")  # no shape: no KV cache
+    assert est.decode_tokens_per_s == pytest.approx(239.3, abs=0.1)  # 3.35e12 / 14e9
     assert est.decode_tokens_per_s == pytest.approx(flops.decode_tokens_per_s_bound(14e9, H100.bandwidth))
     assert est.decode_bound == "memory-bound"
-    assert est.decode_intensity == pytest.approx(1.0)                       # 2N FLOP / 2N bytes
+    assert est.decode_intensity == pytest.approx(1.0)  # 2N FLOP / 2N bytes
 
 
 def test_decode_turns_compute_bound_past_the_ridge():
@@ -82,7 +95,7 @@ def test_decode_turns_compute_bound_past_the_ridge():
 
 def test_serving_gpus_and_fit():
     est = calculator.estimate(model="Llama 3 70B", seq_len=8192)
-    usable = (80 * 2**30 - memory.CUDA_CONTEXT_BYTES) / (1 + memory.HEADROOM)   # 80 GiB less context, headroom
+    usable = (80 * 2**30 - memory.CUDA_CONTEXT_BYTES) / (1 + memory.HEADROOM)  # 80 GiB less context, headroom
     assert est.gpus_to_serve == math.ceil(est.inference_bytes / usable) == 2
     assert est.decode_step_s == pytest.approx(est.inference_bytes / (2 * H100.bandwidth))
     assert "ideal split" in est["decode_step_s"].label
@@ -120,7 +133,7 @@ def test_training_and_serving_shapes_are_separate():
     gpt2 = calculator.estimate(model="gpt2", attention="standard")
     assert "dropout, scores stored" in gpt2["activation_bytes"].label
     assert gpt2["activation_bytes"].formula == "s·b·h·L·(18 + 4·f/h + 5·a·s/h)"
-    assert gpt2.activation_bytes == memory.activation_bytes(1024, 1, 768, 12, 12)   # Korthikanti's GPT layer
+    assert gpt2.activation_bytes == memory.activation_bytes(1024, 1, 768, 12, 12)  # Korthikanti's GPT layer
 
 
 def test_sequence_lengths_may_not_exceed_the_model_context():
@@ -128,13 +141,13 @@ def test_sequence_lengths_may_not_exceed_the_model_context():
         calculator.estimate(model="Llama 2 7B", seq_len=8192)
     with pytest.raises(ValueError, match="train_seq_len=4096 exceeds the context of GPT-2 small"):
         calculator.estimate(model="gpt2", train_seq_len=4096)
-    assert calculator.estimate(n_params=7e9, seq_len=32768).inputs["seq_len"] == 32768   # no shape: no limit
+    assert calculator.estimate(n_params=7e9, seq_len=32768).inputs["seq_len"] == 32768  # no shape: no limit
 
 
 def test_default_sequence_is_capped_at_the_model_context():
-    assert calculator.estimate(model="gpt2").inputs["seq_len"] == 1024          # GPT-2's context
+    assert calculator.estimate(model="gpt2").inputs["seq_len"] == 1024  # GPT-2's context
     assert calculator.estimate(model="Llama 3 8B").inputs["seq_len"] == 4096
-    assert calculator.estimate(model="gpt2", seq_len=512).inputs["seq_len"] == 512    # explicit wins
+    assert calculator.estimate(model="gpt2", seq_len=512).inputs["seq_len"] == 512  # explicit wins
     assert calculator.estimate(model="gpt2").inputs["train_seq_len"] == 1024
     gpt2 = models.get("gpt2")
     assert calculator.estimate(model=gpt2).kv_cache_bytes == memory.kv_cache_bytes_for(gpt2, 1024)
@@ -171,23 +184,26 @@ def test_display_lists_formula_and_units():
     assert est["training_time_s"].text() == "5.24 h"
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({}, "n_params"),
-    ({"n_params": -1}, "n_params"),
-    ({"n_params": 1e9, "mfu": 1.5}, "mfu"),
-    ({"n_params": 1e9, "n_gpus": 0}, "n_gpus"),
-    ({"n_params": 1e9, "tokens": 0}, "tokens"),
-    ({"n_params": 1e9, "price_per_hour": -3}, "price_per_hour"),
-    ({"n_params": 1e9, "n_layers": 32}, "n_kv_heads"),
-    ({"model": "gpt2", "recompute": "some"}, "recompute"),
-    ({"model": "gpt2", "zero_stage": 4}, "stage"),
-    ({"model": 42}, "model"),
-    ({"model": "gpt2", "micro_batch": 0}, "micro_batch"),
-    ({"model": "gpt2", "train_seq_len": 2.5}, "train_seq_len"),
-    ({"model": "gpt2", "attention": "fast"}, "attention"),
-    ({"n_params": 1e9, "batch": 1.5}, "batch"),
-    ({"n_params": 1e9, "weights_dtype": "fp12"}, "dtype"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({}, "n_params"),
+        ({"n_params": -1}, "n_params"),
+        ({"n_params": 1e9, "mfu": 1.5}, "mfu"),
+        ({"n_params": 1e9, "n_gpus": 0}, "n_gpus"),
+        ({"n_params": 1e9, "tokens": 0}, "tokens"),
+        ({"n_params": 1e9, "price_per_hour": -3}, "price_per_hour"),
+        ({"n_params": 1e9, "n_layers": 32}, "n_kv_heads"),
+        ({"model": "gpt2", "recompute": "some"}, "recompute"),
+        ({"model": "gpt2", "zero_stage": 4}, "stage"),
+        ({"model": 42}, "model"),
+        ({"model": "gpt2", "micro_batch": 0}, "micro_batch"),
+        ({"model": "gpt2", "train_seq_len": 2.5}, "train_seq_len"),
+        ({"model": "gpt2", "attention": "fast"}, "attention"),
+        ({"n_params": 1e9, "batch": 1.5}, "batch"),
+        ({"n_params": 1e9, "weights_dtype": "fp12"}, "dtype"),
+    ],
+)
 def test_bad_input_names_the_argument(kwargs, match):
     with pytest.raises(ValueError, match=match):
         calculator.estimate(**kwargs)

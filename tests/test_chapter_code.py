@@ -15,13 +15,13 @@ sys.path.insert(0, str(ROOT / "tools"))
 import extract_cells  # noqa: E402
 
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
-MAX_LINES = 400          # lines of code per chapter (blank and comment lines not counted); all are below today
+MAX_LINES = 400  # lines of code per chapter (blank and comment lines not counted); all are below today
 # Hand-written copies of what hwlib provides, and what to call instead.
 COPIES = {
     r"yaml\.safe_load\(|\bimport yaml\b": "load hwlib/data through its loader (hwlib.hierarchy, specs, runs, ...)",
     r"[\"']bf16[\"'] if [\"']bf16[\"'] in": "Accelerator.default_precision()",
     r"^def (pct|sci|power_of_two|value|sm_limits|recorded_runs|published_rate)\(": "hwlib.units / hwlib.hierarchy / "
-                                                                                    "hwlib.bench.recorded",
+    "hwlib.bench.recorded",
     r"^SOURCE_COLOR\s*=": "hwlib.plot.SOURCE_COLOR",
 }
 
@@ -41,13 +41,16 @@ def test_chapter_code_is_short_and_draws_through_hwlib_plot(page):
 @pytest.mark.parametrize("page", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_repeats_no_hwlib_helper(page):
     source = extract_cells.page_source(page)
-    found = [f"{m.group(0)!r} -> use {use}" for pattern, use in COPIES.items()
-             for m in re.finditer(pattern, source, flags=re.MULTILINE)]
+    found = [
+        f"{m.group(0)!r} -> use {use}"
+        for pattern, use in COPIES.items()
+        for m in re.finditer(pattern, source, flags=re.MULTILINE)
+    ]
     assert not found, f"{page.name}: " + "; ".join(found)
 
 
 def test_the_checks_catch_a_hand_rolled_figure():
-    src = 'import yaml\nfig, ax = plt.subplots()\nax.plot([1], [2])\nplt.show()\n'
+    src = "import yaml\nfig, ax = plt.subplots()\nax.plot([1], [2])\nplt.show()\n"
     assert extract_cells.raw_matplotlib_calls(src) == ["plt.subplots", "ax.plot"]
     assert re.search(next(iter(COPIES)), src, flags=re.MULTILINE)
 
@@ -55,6 +58,7 @@ def test_the_checks_catch_a_hand_rolled_figure():
 @pytest.mark.skipif(shutil.which("duplicates") is None, reason="the `duplicates` command is not on PATH here")
 def test_duplicates_finds_nothing_in_the_chapter_cells(tmp_path):
     extract_cells.main(["--out", str(tmp_path), *map(str, CHAPTERS)])
-    out = subprocess.run(["duplicates", "--repo", str(tmp_path), "--most", "40"], capture_output=True, text=True,
-                         timeout=120).stdout
+    out = subprocess.run(
+        ["duplicates", "--repo", str(tmp_path), "--most", "40"], capture_output=True, text=True, timeout=120
+    ).stdout
     assert out.startswith("no duplicates"), out

@@ -1,5 +1,6 @@
 """The calculator commands: in-process through hwlib.cli.main, and as `python -m hwlib` subprocesses
 for exit codes. Every JSON output is checked against the library functions it wraps."""
+
 import argparse
 import json
 import os
@@ -33,10 +34,22 @@ def values(doc) -> dict:
     return {q["key"]: q["value"] for q in doc["quantities"]}
 
 
-@pytest.mark.parametrize("text, value", [
-    ("7e9", 7e9), ("350M", 350e6), ("350m", 350e6), ("7B", 7e9), ("15.6T", 15.6e12), ("16_384", 16384),
-    ("4k", 4000), ("1.3b", 1.3e9), ("12", 12), ("2,048", 2048), ("70G", 70e9),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("7e9", 7e9),
+        ("350M", 350e6),
+        ("350m", 350e6),
+        ("7B", 7e9),
+        ("15.6T", 15.6e12),
+        ("16_384", 16384),
+        ("4k", 4000),
+        ("1.3b", 1.3e9),
+        ("12", 12),
+        ("2,048", 2048),
+        ("70G", 70e9),
+    ],
+)
 def test_parse_count(text, value):
     assert cli_calc.parse_count(text) == pytest.approx(value)
 
@@ -53,21 +66,40 @@ def test_parse_count_rejects(text):
         cli_calc.parse_count(text)
 
 
-@pytest.mark.parametrize("x, text", [(16384, "16384"), (3.5e8, "3.5e8"), (0.35, "0.35"), (9.894e14, "9.89e14"),
-                                     (1, "1"), (1.47e19, "1.47e19")])
+@pytest.mark.parametrize(
+    "x, text",
+    [(16384, "16384"), (3.5e8, "3.5e8"), (0.35, "0.35"), (9.894e14, "9.89e14"), (1, "1"), (1.47e19, "1.47e19")],
+)
 def test_fmt(x, text):
     assert cli_calc.fmt(x) == text
 
 
 def test_train_prints_formula_and_matches_library(capsys):
-    code, out, _ = run(capsys, "train", "--params", "350M", "--tokens", "7B", "--gpu", "h100",
-                       "--mfu", "0.35", "--price", "3")
+    code, out, _ = run(
+        capsys, "train", "--params", "350M", "--tokens", "7B", "--gpu", "h100", "--mfu", "0.35", "--price", "3"
+    )
     assert code == 0
     assert "C = 6·N·D = 6 × 3.5e8 × 7e9 = 1.47e19 FLOP" in out
     assert "t = C / (u·π·G·η) = 1.47e19 / (0.35 × 9.89e14 × 1 × 1) = 4.24e4 s = 11.8 h" in out
     assert "$35.37" in out
-    data = run_json(capsys, "train", "--params", "350M", "--tokens", "7B", "--gpu", "h100", "--mfu", "0.35",
-                    "--price", "3", "--devices", "8", "--scaling", "0.9")
+    data = run_json(
+        capsys,
+        "train",
+        "--params",
+        "350M",
+        "--tokens",
+        "7B",
+        "--gpu",
+        "h100",
+        "--mfu",
+        "0.35",
+        "--price",
+        "3",
+        "--devices",
+        "8",
+        "--scaling",
+        "0.9",
+    )
     assert data["command"] == "train"
     assert data["inputs"]["n_params"] == 350e6 and data["inputs"]["peak_flops"] == H100.peak_flops("bf16")
     c = flops.training_flops(350e6, 7e9)
@@ -87,7 +119,10 @@ def test_train_price_defaults_to_sheet_or_is_omitted(capsys):
     priceless = next(a.name for a in specs.all() if a.price_per_hour_usd is None and "bf16" in a.precisions())
     code, out, _ = run(capsys, "train", "--params", "1B", "--tokens", "20B", "--gpu", priceless)
     assert code == 0 and "--price" in out
-    assert "--price" in run_json(capsys, "train", "--params", "1B", "--tokens", "20B", "--gpu", priceless)["missing"]["cost_usd"]
+    assert (
+        "--price"
+        in run_json(capsys, "train", "--params", "1B", "--tokens", "20B", "--gpu", priceless)["missing"]["cost_usd"]
+    )
 
 
 def test_train_with_model_uses_its_parameter_count(capsys):
@@ -130,7 +165,7 @@ def test_roofline(capsys):
 def test_decode(capsys):
     code, out, _ = run(capsys, "decode", "--params", "7B", "--gpu", "h100")
     assert code == 0
-    assert "239 tokens/s" in out and "memory-bound" in out          # 3.35e12 / 14e9, three figures
+    assert "239 tokens/s" in out and "memory-bound" in out  # 3.35e12 / 14e9, three figures
     assert "warning" not in out
     data = run_json(capsys, "decode", "--model", "llama-3-8b", "--gpu", "h100", "--batch", "16", "--seq", "4k")
     shape = models.get("llama-3-8b")
@@ -156,9 +191,15 @@ def test_decode_warns_when_the_weights_do_not_fit(capsys):
     assert values(data)["fits_one_device"] is False and "need 2 devices" in data["warnings"][0]
 
 
-@pytest.mark.parametrize("argv", [["specs", "t4"], ["train", "--gpu", "t4", "--params", "124M", "--tokens", "10B"],
-                                  ["roofline", "--gpu", "t4", "--intensity", "10"],
-                                  ["diagnose", "--flops", "1e9", "--bytes", "1e8", "--gpu", "t4"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["specs", "t4"],
+        ["train", "--gpu", "t4", "--params", "124M", "--tokens", "10B"],
+        ["roofline", "--gpu", "t4", "--intensity", "10"],
+        ["diagnose", "--flops", "1e9", "--bytes", "1e8", "--gpu", "t4"],
+    ],
+)
 def test_the_colab_t4_works_with_defaults(capsys, argv):
     code, out, err = run(capsys, *argv)
     assert code == 0, err
@@ -175,16 +216,18 @@ def test_bare_hwlib_prints_usage_and_gpu_help_lists_names(capsys):
 
 
 def test_integer_and_fraction_flags(capsys):
-    data = run_json(capsys, "train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--mfu", "40%",
-                    "--gpus", "8")
+    data = run_json(capsys, "train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--mfu", "40%", "--gpus", "8")
     assert data["inputs"]["mfu"] == 0.4 and data["inputs"]["n_gpus"] == 8
-    same = run_json(capsys, "train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--mfu", "0.4",
-                    "--devices", "8")
-    assert same == data                                   # --devices is the same flag as --gpus
-    for argv in (["roofline", "--gpu", "h100", "--matmul", "1.5", "2", "3"],
-                 ["decode", "--params", "7B", "--gpu", "h100", "--batch", "2.5"],
-                 ["memory", "--model", "gpt2", "--seq", "100.5"],
-                 ["bench", "bandwidth", "--n", "0"]):
+    same = run_json(
+        capsys, "train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--mfu", "0.4", "--devices", "8"
+    )
+    assert same == data  # --devices is the same flag as --gpus
+    for argv in (
+        ["roofline", "--gpu", "h100", "--matmul", "1.5", "2", "3"],
+        ["decode", "--params", "7B", "--gpu", "h100", "--batch", "2.5"],
+        ["memory", "--model", "gpt2", "--seq", "100.5"],
+        ["bench", "bandwidth", "--n", "0"],
+    ):
         with pytest.raises(SystemExit) as exc:
             cli.main(argv)
         assert exc.value.code == 2
@@ -194,14 +237,21 @@ def test_integer_and_fraction_flags(capsys):
 def test_context_longer_than_the_model_is_refused(capsys):
     code, _, err = run(capsys, "memory", "--model", "llama-2-7b", "--seq", "8k")
     assert code == 2 and "exceeds the context of Llama 2 7B (4096 tokens)" in err
-    data = run_json(capsys, "memory", "--model", "gpt2")                 # default capped at 1024
+    data = run_json(capsys, "memory", "--model", "gpt2")  # default capped at 1024
     assert data["inputs"]["seq_len"] == 1024
 
 
 def test_piped_output_ends_without_a_traceback():
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run(f"{sys.executable} -m hwlib specs --json | head -c 20", shell=True, cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        f"{sys.executable} -m hwlib specs --json | head -c 20",
+        shell=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.stdout.startswith("{") and "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
 
 
@@ -222,25 +272,28 @@ def test_specs(capsys):
     assert {r["name"] for r in table["details"]["accelerators"]} == set(specs.names())
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["train", "--params", "1x", "--tokens", "1B", "--gpu", "h100"], "--params"),
-    (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--mfu", "40"], "0.4 for 40 %"),
-    (["train", "--params", "-5", "--tokens", "1B", "--gpu", "h100"], "n_params"),
-    (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--devices", "0"], "--devices"),
-    (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--price", "-1"], "price"),
-    (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h999"], "unknown accelerator"),
-    (["train", "--params", "1B", "--gpu", "h100"], "--tokens"),
-    (["roofline", "--gpu", "t4", "--precision", "bf16"], "bf16"),
-    (["roofline", "--gpu", "h100", "--intensity", "-1"], "intensity"),
-    (["roofline", "--gpu", "h100", "--intensity", "1", "--matmul", "1", "1", "1"], "not allowed"),
-    (["memory", "--params", "7B", "--dtype", "fp7"], "fp7"),
-    (["memory", "--params", "7B", "--model", "gpt2"], "not allowed"),
-    (["memory", "--model", "gpt-5"], "unknown model"),
-    (["memory"], "--params"),
-    (["decode", "--params", "7B", "--gpu", "h100", "--batch", "0"], "batch"),
-    (["specs", "h10"], "did you mean"),
-    (["specs", "--precision", "fp9"], "fp9"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["train", "--params", "1x", "--tokens", "1B", "--gpu", "h100"], "--params"),
+        (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--mfu", "40"], "0.4 for 40 %"),
+        (["train", "--params", "-5", "--tokens", "1B", "--gpu", "h100"], "n_params"),
+        (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--devices", "0"], "--devices"),
+        (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h100", "--price", "-1"], "price"),
+        (["train", "--params", "1B", "--tokens", "1B", "--gpu", "h999"], "unknown accelerator"),
+        (["train", "--params", "1B", "--gpu", "h100"], "--tokens"),
+        (["roofline", "--gpu", "t4", "--precision", "bf16"], "bf16"),
+        (["roofline", "--gpu", "h100", "--intensity", "-1"], "intensity"),
+        (["roofline", "--gpu", "h100", "--intensity", "1", "--matmul", "1", "1", "1"], "not allowed"),
+        (["memory", "--params", "7B", "--dtype", "fp7"], "fp7"),
+        (["memory", "--params", "7B", "--model", "gpt2"], "not allowed"),
+        (["memory", "--model", "gpt-5"], "unknown model"),
+        (["memory"], "--params"),
+        (["decode", "--params", "7B", "--gpu", "h100", "--batch", "0"], "batch"),
+        (["specs", "h10"], "did you mean"),
+        (["specs", "--precision", "fp9"], "fp9"),
+    ],
+)
 def test_bad_arguments_one_line_exit_2(capsys, argv, needle):
     code, out, err = None, "", ""
     try:
@@ -256,19 +309,21 @@ def test_bad_arguments_one_line_exit_2(capsys, argv, needle):
 
 def _subprocess(*argv):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "hwlib", *argv], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "hwlib", *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_subprocess_exit_codes():
-    ok = _subprocess("train", "--params", "405B", "--tokens", "15.6T", "--gpu", "h100", "--devices", "16384",
-                     "--json")
+    ok = _subprocess("train", "--params", "405B", "--tokens", "15.6T", "--gpu", "h100", "--devices", "16384", "--json")
     assert ok.returncode == 0, ok.stderr
     data = json.loads(ok.stdout)
     assert values(data)["training_time_s"] / 86400 == pytest.approx(67.7, abs=0.1)
-    for argv in (["train", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--mfu", "1.5"],
-                 ["decode", "--params", "lots", "--gpu", "h100"],
-                 ["specs", "nope"]):
+    for argv in (
+        ["train", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--mfu", "1.5"],
+        ["decode", "--params", "lots", "--gpu", "h100"],
+        ["specs", "nope"],
+    ):
         bad = _subprocess(*argv)
         assert bad.returncode == 2, (argv, bad.stderr)
         assert bad.stdout == ""

@@ -61,7 +61,9 @@ def test_speculative_pays_only_when_memory_bound(capsys):
     assert small["expected_tokens"] == pytest.approx(attention.speculative_expected_tokens(0.8, 4))
 
 
-@pytest.mark.parametrize("command", [["speculative"], ["energy", "--model", "llama-3-8b"], ["moe", "--model", "mixtral-8x7b"]])
+@pytest.mark.parametrize(
+    "command", [["speculative"], ["energy", "--model", "llama-3-8b"], ["moe", "--model", "mixtral-8x7b"]]
+)
 def test_the_free_colab_t4_works_with_defaults(capsys, command):
     """A T4 has no bf16: every command that reads a peak uses the part's best 16-bit format (fp16)."""
     rc, out, err = run(capsys, *command, "--gpu", "t4", "--json")

@@ -12,6 +12,7 @@ folder. Then: no cell error; every value the Colab text bakes in equals what the
 (so nothing machine-dependent is baked in; a difference means glue(..., live=True) is missing);
 each live value the text points to is printed. Without hwlib, a page says in one line how to install it.
 """
+
 import json
 import os
 import re
@@ -30,12 +31,27 @@ sys.path.insert(0, str(ROOT / "tools"))
 import make_colab  # noqa: E402
 from colab_md import BUILD_PHRASES, parser  # noqa: E402
 
-NOTEBOOKS = sorted(p for p in [*ROOT.glob("chapters/*.ipynb"), ROOT / "calculators.ipynb", ROOT / "gallery.ipynb",
-                               *ROOT.glob("exercises/colab/*.ipynb")] if p.is_file())
+NOTEBOOKS = sorted(
+    p
+    for p in [
+        *ROOT.glob("chapters/*.ipynb"),
+        ROOT / "calculators.ipynb",
+        ROOT / "gallery.ipynb",
+        *ROOT.glob("exercises/colab/*.ipynb"),
+    ]
+    if p.is_file()
+)
 IDS = [str(p.relative_to(ROOT)) for p in NOTEBOOKS]
 LEARNER_PACKAGES = ["numpy", "matplotlib", "pyyaml", "ipykernel", "nbclient"]
-MYST_TOKENS = {"myst_role", "myst_target", "myst_line_comment", "myst_block_break", "colon_fence",
-               "math_block_label", "front_matter"}
+MYST_TOKENS = {
+    "myst_role",
+    "myst_target",
+    "myst_line_comment",
+    "myst_block_break",
+    "colon_fence",
+    "math_block_label",
+    "front_matter",
+}
 LEFTOVER = re.compile(r"\{(glue|cite|eq|ref|numref|doc|term|math)[:}]|\{\{|^\([\w-]+\)=\s*$|^:::|^```\{", re.M)
 
 
@@ -79,8 +95,11 @@ def test_markdown_reads_as_a_finished_page(path, book, stale):
     nb = nbformat.read(path, as_version=4)
     md = [c for c in nb.cells if c.cell_type == "markdown"]
     text = "\n\n".join(c.source for c in md)
-    myst = [t.type for t in walk(parser().parse(text))
-            if t.type in MYST_TOKENS or (t.type == "fence" and t.info.startswith("{"))]
+    myst = [
+        t.type
+        for t in walk(parser().parse(text))
+        if t.type in MYST_TOKENS or (t.type == "fence" and t.info.startswith("{"))
+    ]
     assert not myst, f"MyST constructs left: {sorted(set(myst))}"
     outside_code = re.sub(r"```.*?```|`[^`\n]*`", "", text, flags=re.S)
     left = LEFTOVER.findall(outside_code)
@@ -107,8 +126,11 @@ def test_every_figure_shows_its_caption_and_alt_text(path, book, stale):
     fresh(stale, str(path.relative_to(ROOT)))
     nb = nbformat.read(path, as_version=4)
     src = book.notebooks[doc_of(path)]
-    figures = [c.metadata["mystnb"] for c in src.cells if c.cell_type == "code"
-               and c.metadata.get("mystnb", {}).get("figure", {}).get("caption")]
+    figures = [
+        c.metadata["mystnb"]
+        for c in src.cells
+        if c.cell_type == "code" and c.metadata.get("mystnb", {}).get("figure", {}).get("caption")
+    ]
     shown = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("**Fig.")]
     assert len(shown) == len(figures), f"{len(figures)} figures, {len(shown)} captions shown"
     for (i, cell), meta in zip(shown, figures):
@@ -118,8 +140,12 @@ def test_every_figure_shows_its_caption_and_alt_text(path, book, stale):
 
 # --- running --------------------------------------------------------------------------------------------
 def _pip(venv_dir: Path, *args, timeout=900):
-    run = subprocess.run([str(venv_dir / "bin" / "python"), "-m", "pip", "-q", "--disable-pip-version-check", *args],
-                         capture_output=True, text=True, timeout=timeout)
+    run = subprocess.run(
+        [str(venv_dir / "bin" / "python"), "-m", "pip", "-q", "--disable-pip-version-check", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert run.returncode == 0, f"pip {' '.join(args)} failed:\n{run.stdout[-2000:]}{run.stderr[-3000:]}"
 
 
@@ -138,10 +164,16 @@ def _wheel(learner: Path, tmp: Path) -> Path:
 
 
 def _drive(learner: Path, env: dict, spec: str, work: Path, notebooks: list, out: Path, cpu: int | None):
-    cmd = [str(learner / "bin" / "python"), str(ROOT / "tests" / "colab_learner_run.py"), str(out), spec, str(work),
-           *map(str, notebooks)]
+    cmd = [
+        str(learner / "bin" / "python"),
+        str(ROOT / "tests" / "colab_learner_run.py"),
+        str(out),
+        spec,
+        str(work),
+        *map(str, notebooks),
+    ]
     if cpu is not None and shutil.which("taskset"):
-        cmd = ["taskset", "-c", str(cpu), *cmd]          # one core each: also a machine unlike the build's
+        cmd = ["taskset", "-c", str(cpu), *cmd]  # one core each: also a machine unlike the build's
     return subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -158,10 +190,15 @@ def learner(tmp_path_factory):
     (standin / "__init__.py").write_text('"""Stand-in for the module Colab imports at start."""\n')
     startup = tmp / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
-    inherited = ("PYTHON", "JUPYTER", "IPYTHON", "VIRTUAL_ENV", "MPL")   # none of the repo's settings
+    inherited = ("PYTHON", "JUPYTER", "IPYTHON", "VIRTUAL_ENV", "MPL")  # none of the repo's settings
     env = {k: v for k, v in os.environ.items() if not k.startswith(inherited)}
-    env.update(JUPYTER_DATA_DIR=str(jupyter), JUPYTER_PATH=str(jupyter), JUPYTER_CONFIG_DIR=str(jupyter),
-               IPYTHONDIR=str(tmp / "ipython"), PATH=f"{env_dir / 'bin'}:{env['PATH']}")
+    env.update(
+        JUPYTER_DATA_DIR=str(jupyter),
+        JUPYTER_PATH=str(jupyter),
+        JUPYTER_CONFIG_DIR=str(jupyter),
+        IPYTHONDIR=str(tmp / "ipython"),
+        PATH=f"{env_dir / 'bin'}:{env['PATH']}",
+    )
     # 1. a laptop without hwlib: the install cell and the first import of two pages
     work = tmp / "nohwlib"
     work.mkdir()
@@ -181,15 +218,27 @@ def learner(tmp_path_factory):
     for k, part in enumerate(halves):
         work = tmp / f"empty{k}"
         work.mkdir()
-        procs.append((_drive(env_dir, env, wheel.as_uri(), work, part, tmp / f"run{k}.json",
-                             sorted(os.sched_getaffinity(0))[k] if cpus >= 2 else None), tmp / f"run{k}.json"))
+        procs.append(
+            (
+                _drive(
+                    env_dir,
+                    env,
+                    wheel.as_uri(),
+                    work,
+                    part,
+                    tmp / f"run{k}.json",
+                    sorted(os.sched_getaffinity(0))[k] if cpus >= 2 else None,
+                ),
+                tmp / f"run{k}.json",
+            )
+        )
     results = {}
     for proc, out in procs:
         log = proc.communicate(timeout=1800)[0]
         assert proc.returncode == 0, log[-3000:]
         for r in json.loads(out.read_text()):
             results[str(Path(r["path"]).relative_to(ROOT))] = r
-    if os.environ.get("HWLIB_COLAB_REPORT"):      # keep the raw results (wall and cell times) for a report
+    if os.environ.get("HWLIB_COLAB_REPORT"):  # keep the raw results (wall and cell times) for a report
         Path(os.environ["HWLIB_COLAB_REPORT"]).write_text(json.dumps(list(results.values())))
     return {"runs": results, "missing": missing, "log": log}
 
@@ -207,16 +256,26 @@ def test_baked_values_are_the_learners_values(rel, learner, book, stale):
     """Deterministic glue only: what the book's build glued is what a fresh run elsewhere glues."""
     fresh(stale, rel)
     doc, glue = doc_of(ROOT / rel), learner["runs"][rel]["glue"]
-    assert set(glue.get("live", [])) == book.live.get(doc, set()), \
+    assert set(glue.get("live", [])) == book.live.get(doc, set()), (
         "the names glued live at run time differ from the live=True calls the generator found"
-    used = set(re.findall(r"\{glue:text\}`([^`]+)`", "\n".join(c.source for c in book.notebooks[doc].cells
-                                                                if c.cell_type == "markdown")))
+    )
+    used = set(
+        re.findall(
+            r"\{glue:text\}`([^`]+)`",
+            "\n".join(c.source for c in book.notebooks[doc].cells if c.cell_type == "markdown"),
+        )
+    )
     live = book.live.get(doc, set())
-    differ = {name: (book.glue_value(doc, name), glue["glued"].get(name)) for name in sorted(used - live)
-              if glue["glued"].get(name) != book.glue_value(doc, name)}
-    assert not differ, (f"{len(differ)} value(s) baked into the Colab text differ from the learner's run "
-                        f"(mark them glue(..., live=True) if they are measured on the running machine): "
-                        f"{dict(list(differ.items())[:8])}")
+    differ = {
+        name: (book.glue_value(doc, name), glue["glued"].get(name))
+        for name in sorted(used - live)
+        if glue["glued"].get(name) != book.glue_value(doc, name)
+    }
+    assert not differ, (
+        f"{len(differ)} value(s) baked into the Colab text differ from the learner's run "
+        f"(mark them glue(..., live=True) if they are measured on the running machine): "
+        f"{dict(list(differ.items())[:8])}"
+    )
 
 
 @pytest.mark.parametrize("rel", IDS)

@@ -1,5 +1,6 @@
 """hwlib.collectives: the simulated ring all-reduce sums correctly and moves exactly 2(N-1)/N x n
 bytes per link; the naive all-reduce overloads rank 0; the NCCL path falls back on a CPU; bad input."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -134,18 +135,22 @@ def test_matches_sum_detects_a_wrong_result(monkeypatch):
         trace = real(arrays, keep_log)
         trace.outputs[1] = trace.outputs[1] + 1.0
         return trace
+
     real = collectives.ring_allreduce
     monkeypatch.setattr(collectives, "ring_allreduce", broken)
     monkeypatch.setattr(collectives, "gpu_count", lambda: 0)
     assert collectives.allreduce(_random(3, 30, np.float64, 6))["matches_sum"] is False
 
 
-@pytest.mark.parametrize("arrays, match", [
-    ([], "at least one"),
-    ([np.zeros(3), np.zeros(4)], r"arrays\[1\]"),
-    ([np.zeros(3, np.float32), np.zeros(3, np.float64)], r"arrays\[1\]"),
-    ([np.array(["a", "b"]), np.array(["c", "d"])], "numbers"),
-])
+@pytest.mark.parametrize(
+    "arrays, match",
+    [
+        ([], "at least one"),
+        ([np.zeros(3), np.zeros(4)], r"arrays\[1\]"),
+        ([np.zeros(3, np.float32), np.zeros(3, np.float64)], r"arrays\[1\]"),
+        ([np.array(["a", "b"]), np.array(["c", "d"])], "numbers"),
+    ],
+)
 def test_bad_input(arrays, match):
     with pytest.raises(ValueError, match=match):
         collectives.ring_allreduce(arrays)

@@ -1,5 +1,6 @@
 """hwlib.diagnose: classification against the roofline, remedies per side, measured-time warnings,
 hierarchical tiers, and bad input."""
+
 import types
 
 import pytest
@@ -29,8 +30,9 @@ def test_decode_gemv_is_memory_bound_and_only_batching_or_fewer_bytes_help():
 def test_remedies_follow_the_kind_of_kernel():
     # the same memory-bound intensity, four kinds of kernel, four different first levers
     f, q = 1e9, 6e9
-    first = {k: diagnose.kernel(f, q, "H100", kind=k).remedies[0]
-             for k in ("elementwise", "reduction", "attention", "gemm")}
+    first = {
+        k: diagnose.kernel(f, q, "H100", kind=k).remedies[0] for k in ("elementwise", "reduction", "attention", "gemm")
+    }
     assert first == {"elementwise": "fusion", "reduction": "fusion", "attention": "fused attention", "gemm": "tiling"}
     ew = diagnose.kernel(f, q, "H100", kind="elementwise")
     assert "tiling" not in ew.remedies and "batching" not in ew.remedies
@@ -67,7 +69,7 @@ def test_agrees_with_roofline_for_a_sweep_of_intensities():
 def test_precision_moves_the_ridge():
     bf16 = diagnose.kernel(400e9, 1e9, "H100", "bf16")
     fp8 = diagnose.kernel(400e9, 1e9, "H100", "fp8")
-    assert bf16.bound == "compute" and fp8.bound == "memory"           # 400 sits between 295 and 591
+    assert bf16.bound == "compute" and fp8.bound == "memory"  # 400 sits between 295 and 591
     assert fp8.ridge_point == pytest.approx(2 * bf16.ridge_point, rel=1e-3)
 
 
@@ -83,10 +85,10 @@ def test_measured_faster_than_the_roof_is_flagged():
 
 
 def test_far_below_the_roof_names_latency_or_occupancy():
-    tiny = diagnose.kernel(1e3, 6e3, "H100", measured_s=5e-6)            # roof time ~2 ns
+    tiny = diagnose.kernel(1e3, 6e3, "H100", measured_s=5e-6)  # roof time ~2 ns
     assert any("launch-bound" in w for w in tiny.warnings)
     assert any("Little's law" in w for w in tiny.warnings)
-    slow = diagnose.kernel(1e9, 6e9, "H100", measured_s=3 * 6e9 / BETA)   # big, at a third of the roof
+    slow = diagnose.kernel(1e9, 6e9, "H100", measured_s=3 * 6e9 / BETA)  # big, at a third of the roof
     assert any("well below the roof" in w for w in slow.warnings)
 
 
@@ -100,8 +102,8 @@ def test_other_tiers_and_duck_typed_devices():
 
 
 def test_tiers_find_the_binding_roof():
-    flops = 6 * 7e9 * 4096                                  # one step of 4096 tokens on a 7B model
-    grads = 2 * 7e9 * 2 * 7 / 8                             # ring all-reduce of bf16 grads over 8 GPUs
+    flops = 6 * 7e9 * 4096  # one step of 4096 tokens on a 7B model
+    grads = 2 * 7e9 * 2 * 7 / 8  # ring all-reduce of bf16 grads over 8 GPUs
     nvlink = interconnect.nvlink("H100 SXM").bandwidth
     ib = interconnect.get("InfiniBand NDR").bandwidth
     h = diagnose.tiers(flops, {"HBM": (3 * 14e9, BETA), "NVLink": (grads, nvlink)}, "H100")
@@ -123,7 +125,7 @@ def test_tiers_time_compute_at_the_planned_mfu():
     assert at_40.compute_time_s == pytest.approx(at_peak.compute_time_s / 0.4) == pytest.approx(flops / (0.4 * PI))
     assert at_40.no_overlap_time_s == pytest.approx(max(flops / (0.4 * PI), 36 * 7e9 / BETA) + grads / ib)
     assert "40% MFU" in at_40.summary()
-    assert at_40.per_tier["IB"].ridge_point == pytest.approx(0.4 * PI / ib)          # same rate on every roof
+    assert at_40.per_tier["IB"].ridge_point == pytest.approx(0.4 * PI / ib)  # same rate on every roof
     assert at_40.per_tier["IB"].time_lower_bound_s == pytest.approx(max(flops / (0.4 * PI), grads / ib))
     assert at_peak.per_tier["IB"].ridge_point == pytest.approx(PI / ib)
     # an on-chip tier can be declared: nothing but compute and L2 overlap here
@@ -143,17 +145,20 @@ def test_summary_and_dict():
         diagnose.explain("prayer")
 
 
-@pytest.mark.parametrize("args, kwargs, match", [
-    ((0, 1e9, "H100"), {}, "flops"),
-    ((1e9, -1, "H100"), {}, "bytes_moved"),
-    ((1e9, float("nan"), "H100"), {}, "bytes_moved"),
-    ((1e9, 1e9, "H100", "fp4"), {}, "fp4"),
-    ((1e9, 1e9, "H100", "bf17"), {}, "precision"),
-    ((1e9, 1e9, "H100"), {"measured_s": 0}, "measured_s"),
-    ((1e9, 1e9, "H100"), {"bandwidth": -5}, "bandwidth"),
-    ((1e9, 1e9, 42), {}, "gpu"),
-    ((1e9, 1e9, "H100"), {"kind": "gemvv"}, "kind"),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        ((0, 1e9, "H100"), {}, "flops"),
+        ((1e9, -1, "H100"), {}, "bytes_moved"),
+        ((1e9, float("nan"), "H100"), {}, "bytes_moved"),
+        ((1e9, 1e9, "H100", "fp4"), {}, "fp4"),
+        ((1e9, 1e9, "H100", "bf17"), {}, "precision"),
+        ((1e9, 1e9, "H100"), {"measured_s": 0}, "measured_s"),
+        ((1e9, 1e9, "H100"), {"bandwidth": -5}, "bandwidth"),
+        ((1e9, 1e9, 42), {}, "gpu"),
+        ((1e9, 1e9, "H100"), {"kind": "gemvv"}, "kind"),
+    ],
+)
 def test_bad_input(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         diagnose.kernel(*args, **kwargs)

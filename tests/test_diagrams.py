@@ -1,5 +1,6 @@
 """hwlib.diagrams: every diagram draws, carries alt text, and the numbers it prints come from the data
 files and the simulators (not typed into the drawing code)."""
+
 import math
 
 import matplotlib
@@ -27,7 +28,7 @@ def test_every_diagram_draws_with_alt_text(name, tmp_path):
     alt = diagrams.alt_text(fig)
     assert len(alt) > 120 and "{" not in alt
     assert diagrams.labels(fig)
-    fig.savefig(tmp_path / f"{name}.pdf")           # the PDF edition gets vector output too
+    fig.savefig(tmp_path / f"{name}.pdf")  # the PDF edition gets vector output too
     matplotlib.pyplot.close(fig)
 
 
@@ -60,11 +61,11 @@ def test_sm_counts_are_per_sm_data_over_partitions():
     parts = v(HIER["sm_partitions"]["9.0"]["sub_partitions_per_sm"])
     assert got["sub_partitions"] == parts == 4
     assert got["lanes_per_partition"] * parts == v(cc["fp32_lanes_per_sm"])
-    assert got["register_bytes_per_partition"] * parts == 256 * 1024          # "256 KB register file per SM"
-    assert got["max_shared_bytes"] == 228 * 1024                             # "228 KB shared memory per SM"
+    assert got["register_bytes_per_partition"] * parts == 256 * 1024  # "256 KB register file per SM"
+    assert got["max_shared_bytes"] == 228 * 1024  # "228 KB shared memory per SM"
     assert got["tensor_cores_per_partition"] == 1
     with pytest.raises(KeyError, match="sm_partitions"):
-        diagrams.sm("T4")                                                    # no sub-partition data for sm_75
+        diagrams.sm("T4")  # no sub-partition data for sm_75
 
 
 def test_silicon_budget_counts_lanes_and_cache_from_data():
@@ -99,9 +100,9 @@ def test_systolic_snapshot_matches_the_simulator():
 def test_ring_replay_ends_with_every_contribution_and_formula_bytes(n):
     trace, states, sends = ring.ring_states(n)
     assert len(states) == 2 * (n - 1) + 1
-    assert (states[-1] == 2**n - 1).all()                                # everyone holds everyone's sum
+    assert (states[-1] == 2**n - 1).all()  # everyone holds everyone's sum
     after_rs = states[n - 1]
-    assert all((after_rs[r] == 2**n - 1).sum() == 1 for r in range(n))   # each rank owns one finished chunk
+    assert all((after_rs[r] == 2**n - 1).sum() == 1 for r in range(n))  # each rank owns one finished chunk
     got = diagrams.labels(diagrams.ring_allreduce(n, 1e9))
     assert got["bytes_per_link"] == pytest.approx(parallel.ring_allreduce_bytes_per_link(1e9, n))
     assert got["counted_bytes_per_link"] == pytest.approx(got["bytes_per_link"])
@@ -130,8 +131,8 @@ def test_pipeline_figure_bubble_and_activation_memory():
     got = diagrams.labels(diagrams.pipeline_schedules(4, 8, 2))
     assert got["gpipe"]["bubble"] == pytest.approx(parallel.pipeline_bubble_fraction(4, 8))
     assert got["interleaved"]["bubble"] == pytest.approx(parallel.pipeline_bubble_fraction(4, 8, 2))
-    assert got["gpipe"]["peak_activations"] == [8, 8, 8, 8]          # GPipe holds every micro-batch
-    assert got["1f1b"]["peak_activations"] == [4, 3, 2, 1]           # 1F1B: stage s holds p - s
+    assert got["gpipe"]["peak_activations"] == [8, 8, 8, 8]  # GPipe holds every micro-batch
+    assert got["1f1b"]["peak_activations"] == [4, 3, 2, 1]  # 1F1B: stage s holds p - s
     # interleaving costs memory: stage 0 holds p (1 + (p-1)/(p v)) (Narayanan et al. 2021 §2.2)
     assert got["interleaved"]["peak_activations"][0] == pytest.approx(4 * (1 + 3 / 8))
     with pytest.raises(ValueError, match="multiple of n_stages"):

@@ -1,6 +1,7 @@
 """The example hidden checks in tests/fixtures/hidden_checks/ (format: exercises/FORMAT.md): every
 file parses, adds checks the learner never sees, computes its expected values, and the solution
 notebooks still score full marks through the real grader once the hidden checks are added."""
+
 from pathlib import Path
 
 import pytest
@@ -30,22 +31,26 @@ def test_hidden_checks_grade_what_cannot_be_copied(ex_id):
         assert c.answer in {p.answer for p in public.checks}, f"{c.name}: no such learner answer"
         assert (c.answer, repr(c.args), repr(c.kwargs)) not in public_calls, f"{c.name}: same call as a public check"
         assert c.visibility == "after_published"
-    expected = grader.expected_values(merged)          # an expr that fails comes back as a ValueError
+    expected = grader.expected_values(merged)  # an expr that fails comes back as a ValueError
     broken = {name: v for name, v in expected.items() if isinstance(v, Exception)}
     assert not broken and set(expected) >= {c.name for c in hidden}, broken
 
 
 def _grade_solution(ex_id, out):
     ex = spec.load_exercise(ex_id, HIDDEN)
-    (_, _, res), = grader.grade_batch(ex, [ROOT / "exercises" / ex_id / "solution.ipynb"], out / ex_id,
-                                      grader.configure(ex), progress=lambda *_: None)
+    ((_, _, res),) = grader.grade_batch(
+        ex, [ROOT / "exercises" / ex_id / "solution.ipynb"], out / ex_id, grader.configure(ex), progress=lambda *_: None
+    )
     return ex_id, ex.max_score, res
 
 
 def test_solutions_pass_the_hidden_checks(tmp_path):
-    results = [_grade_solution(ex_id, tmp_path) for ex_id in IDS]   # sequential: the grader forks
-    failures = {ex_id: [t for t in res["tests"] if t["status"] != "passed"] or res["output"]
-                for ex_id, max_score, res in results if res["score"] != max_score}
+    results = [_grade_solution(ex_id, tmp_path) for ex_id in IDS]  # sequential: the grader forks
+    failures = {
+        ex_id: [t for t in res["tests"] if t["status"] != "passed"] or res["output"]
+        for ex_id, max_score, res in results
+        if res["score"] != max_score
+    }
     assert not failures, failures
 
 
@@ -54,12 +59,13 @@ def test_measurements_are_recomputed_from_the_learners_own_samples(tmp_path):
     import nbformat
 
     nb = nbformat.read(ROOT / "exercises" / "ex03_measure_mfu" / "solution.ipynb", 4)
-    nb.cells.append(nbformat.v4.new_code_cell("mfu_gain = 30.0\nmfu_512 = 0.5"))   # plausible, not measured
+    nb.cells.append(nbformat.v4.new_code_cell("mfu_gain = 30.0\nmfu_512 = 0.5"))  # plausible, not measured
     nbformat.write(nb, tmp_path / "copied.ipynb")
     ex = spec.load_exercise("ex03_measure_mfu", HIDDEN)
-    (_, _, res), = grader.grade_batch(ex, [tmp_path / "copied.ipynb"], tmp_path / "out", grader.configure(ex),
-                                      progress=lambda *_: None)
+    ((_, _, res),) = grader.grade_batch(
+        ex, [tmp_path / "copied.ipynb"], tmp_path / "out", grader.configure(ex), progress=lambda *_: None
+    )
     by = {t["name"]: t for t in res["tests"]}
-    assert by["mfu_gain"]["status"] == "passed" and by["mfu_512"]["status"] == "passed"   # self-check bounds
+    assert by["mfu_gain"]["status"] == "passed" and by["mfu_512"]["status"] == "passed"  # self-check bounds
     assert by["mfu_gain_from_samples"]["status"] == "failed" and by["mfu_512_from_samples"]["status"] == "failed"
     assert by["step_flops_mnist"]["status"] == "passed"

@@ -78,7 +78,11 @@ BAD = [
     (flops.training_time_s, dict(total_flops=1, peak_flops=1e15, mfu=float("nan")), "mfu"),
     (flops.training_time_s, dict(total_flops=1, peak_flops=1e15, mfu=0.4, n_devices=0), "n_devices"),
     (flops.training_time_s, dict(total_flops=1, peak_flops=1e15, mfu=0.4, n_devices=2.5), "n_devices"),
-    (flops.training_time_s, dict(total_flops=1, peak_flops=1e15, mfu=0.4, scaling_efficiency=1.1), "scaling_efficiency"),
+    (
+        flops.training_time_s,
+        dict(total_flops=1, peak_flops=1e15, mfu=0.4, scaling_efficiency=1.1),
+        "scaling_efficiency",
+    ),
     (flops.cost_usd, dict(seconds=-1, price_per_device_hour=3), "seconds"),
     (flops.cost_usd, dict(seconds=1, price_per_device_hour=-3), "price_per_device_hour"),
     (flops.cost_usd, dict(seconds=1, price_per_device_hour=3, n_devices=0), "n_devices"),

@@ -1,4 +1,5 @@
 """hwlib.formats: layouts from ml_dtypes, rounding, overflow, NaN, bit decomposition."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -8,19 +9,22 @@ from hwlib import formats, memory
 
 FLOATS = ["fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1"]
 ALL = FLOATS + ["int8", "int4"]
-any32 = st.floats(allow_nan=False, width=32)        # includes ±inf and the fp32 extremes
+any32 = st.floats(allow_nan=False, width=32)  # includes ±inf and the fp32 extremes
 finite32 = st.floats(allow_nan=False, allow_infinity=False, width=32)
 
 
-@pytest.mark.parametrize("name, bits, e, m, mx, min_normal, min_sub, eps", [
-    ("fp32", 32, 8, 23, 3.4028235e38, 2.0**-126, 2.0**-149, 2.0**-23),
-    ("tf32", 19, 8, 10, (2 - 2.0**-10) * 2.0**127, 2.0**-126, 2.0**-136, 2.0**-10),
-    ("fp16", 16, 5, 10, 65504, 2.0**-14, 2.0**-24, 2.0**-10),
-    ("bf16", 16, 8, 7, 3.3895314e38, 2.0**-126, 2.0**-133, 2.0**-7),
-    ("fp8_e4m3", 8, 4, 3, 448, 2.0**-6, 2.0**-9, 0.125),
-    ("fp8_e5m2", 8, 5, 2, 57344, 2.0**-14, 2.0**-16, 0.25),
-    ("fp4_e2m1", 4, 2, 1, 6, 1.0, 0.5, 0.5),
-])
+@pytest.mark.parametrize(
+    "name, bits, e, m, mx, min_normal, min_sub, eps",
+    [
+        ("fp32", 32, 8, 23, 3.4028235e38, 2.0**-126, 2.0**-149, 2.0**-23),
+        ("tf32", 19, 8, 10, (2 - 2.0**-10) * 2.0**127, 2.0**-126, 2.0**-136, 2.0**-10),
+        ("fp16", 16, 5, 10, 65504, 2.0**-14, 2.0**-24, 2.0**-10),
+        ("bf16", 16, 8, 7, 3.3895314e38, 2.0**-126, 2.0**-133, 2.0**-7),
+        ("fp8_e4m3", 8, 4, 3, 448, 2.0**-6, 2.0**-9, 0.125),
+        ("fp8_e5m2", 8, 5, 2, 57344, 2.0**-14, 2.0**-16, 0.25),
+        ("fp4_e2m1", 4, 2, 1, 6, 1.0, 0.5, 0.5),
+    ],
+)
 def test_float_info_matches_facts(name, bits, e, m, mx, min_normal, min_sub, eps):
     f = formats.info(name)
     assert (f.bits, f.exponent_bits, f.mantissa_bits) == (bits, e, m)
@@ -59,17 +63,16 @@ def test_bad_names_list_accepted():
 
 def test_known_values():
     q = formats.quantize
-    assert q(1 + 2**-8, "bf16") == 1.0                       # a tie, rounded to even
+    assert q(1 + 2**-8, "bf16") == 1.0  # a tie, rounded to even
     assert q(1 + 2**-8 + 2**-20, "bf16") == 1 + 2**-7
-    assert q(1 + 3 * 2**-8, "bf16") == 1 + 2**-6             # a tie, rounded up to even
+    assert q(1 + 3 * 2**-8, "bf16") == 1 + 2**-6  # a tie, rounded up to even
     assert q(65504, "fp16") == 65504 and q(448, "fp8_e4m3") == 448
-    assert q(70000, "fp16") == 65504                          # saturated by default
-    np.testing.assert_array_equal(q([0.25, 0.6, 1.25, 2.5, 3.5, 5.0, 7.0], "fp4"),
-                                  [0, 0.5, 1, 2, 4, 4, 6])
+    assert q(70000, "fp16") == 65504  # saturated by default
+    np.testing.assert_array_equal(q([0.25, 0.6, 1.25, 2.5, 3.5, 5.0, 7.0], "fp4"), [0, 0.5, 1, 2, 4, 4, 6])
     assert sorted(set(np.abs(formats.all_values("fp4_e2m1")))) == [0, 0.5, 1, 1.5, 2, 3, 4, 6]
-    assert len(formats.all_values("fp8_e4m3")) == 253       # 256 codes - 2 NaN - duplicate zero
+    assert len(formats.all_values("fp8_e4m3")) == 253  # 256 codes - 2 NaN - duplicate zero
     assert q(0.1, "fp32").dtype == np.float32 and q(0.1, "fp32") == np.float32(0.1)
-    assert q(1 + 2**-11, "tf32") == 1.0 and q(1 + 3 * 2**-11, "tf32") == 1 + 2**-9   # ties to even
+    assert q(1 + 2**-11, "tf32") == 1.0 and q(1 + 3 * 2**-11, "tf32") == 1 + 2**-9  # ties to even
     assert q(1 + 2**-11 + 2**-20, "tf32") == 1 + 2**-10
     np.testing.assert_array_equal(q([2.5, -0.5, 3.5, 200], "int8"), [2, -0, 4, 127])
 
@@ -77,12 +80,12 @@ def test_known_values():
 def test_overflow_raw_vs_saturated():
     q = formats.quantize
     raw = q([464, 480, 1e6], "fp8_e4m3", saturate=False)
-    assert raw[0] == 448 and np.isnan(raw[1:]).all()           # e4m3fn: overflow -> NaN
-    assert np.isinf(q(61440, "fp8_e5m2", saturate=False))       # e5m2 -> inf
+    assert raw[0] == 448 and np.isnan(raw[1:]).all()  # e4m3fn: overflow -> NaN
+    assert np.isinf(q(61440, "fp8_e5m2", saturate=False))  # e5m2 -> inf
     assert q(61440, "fp8_e5m2") == 57344
     assert np.isinf(q(1e5, "fp16", saturate=False))
-    assert q(100, "fp4", saturate=False) == 6                   # fp4 saturates by itself
-    np.testing.assert_array_equal(q([8, -9], "int4", saturate=False), [-8, 7])   # int4 wraps
+    assert q(100, "fp4", saturate=False) == 6  # fp4 saturates by itself
+    np.testing.assert_array_equal(q([8, -9], "int4", saturate=False), [-8, 7])  # int4 wraps
     np.testing.assert_array_equal(q([8, -9], "int4"), [7, -8])
     np.testing.assert_array_equal(q([200, -200], "int8", saturate=False), [-56, 56])
     assert q(np.inf, "fp8_e4m3") == 448 and q(np.inf, "bf16") == np.inf
@@ -94,7 +97,7 @@ def test_nan_handling():
     for name in ["fp4", "int8", "int4"]:
         with pytest.raises(ValueError, match="NaN"):
             formats.quantize([1.0, np.nan], name)
-    assert formats.quantize(np.nan, "fp4", saturate=False) == 0   # raw ml_dtypes: NaN -> -0
+    assert formats.quantize(np.nan, "fp4", saturate=False) == 0  # raw ml_dtypes: NaN -> -0
     with pytest.raises(ValueError, match="inf"):
         formats.quantize(np.inf, "int8", saturate=False)
     assert np.isnan(formats.relative_error([np.nan], "bf16")).all()
@@ -107,7 +110,7 @@ def test_amax_scaling():
     scaled = formats.quantize(x, "fp8_e4m3", scale="amax")
     assert scaled.dtype == np.float64 and scaled[2] == pytest.approx(4e-3)
     assert formats.relative_error(x, "fp8", scale="amax").max() < 2**-4 + 1e-12
-    assert formats.relative_error(1e-3, "fp8").max() > 0.2     # unscaled: subnormal, coarse
+    assert formats.relative_error(1e-3, "fp8").max() > 0.2  # unscaled: subnormal, coarse
     assert formats.amax_scale([0.0, 0.0], "fp8") == 1.0
     big = formats.quantize([1e5, -3e5], "fp8_e4m3", scale="amax", saturate=False)
     assert np.isfinite(big).all() and big[1] == pytest.approx(-3e5)
@@ -116,21 +119,24 @@ def test_amax_scaling():
 def test_relative_error():
     assert formats.relative_error(0.1, "bf16") == pytest.approx(abs(0.10009765625 - 0.1) / 0.1)
     err = formats.relative_error([0.0, 1e-50], "bf16")
-    assert err[0] == 0 and err[1] == 1.0                       # 1e-50 underflows to 0
+    assert err[0] == 0 and err[1] == 1.0  # 1e-50 underflows to 0
 
 
-@pytest.mark.parametrize("value, name, bits, biased, unbiased, kind", [
-    (1.5, "fp8_e4m3", "0 0111 100", 7, 0, "normal"),
-    (448, "fp8", "0 1111 110", 15, 8, "normal"),
-    (2.0**-9, "fp8_e4m3", "0 0000 001", 0, -6, "subnormal"),
-    (57344, "fp8_e5m2", "0 11110 11", 30, 15, "normal"),
-    (-6, "fp4", "1 11 1", 3, 2, "normal"),
-    (0.5, "fp4", "0 00 1", 0, 0, "subnormal"),
-    (1.0, "bf16", "0 01111111 0000000", 127, 0, "normal"),
-    (-2.0, "fp16", "1 10000 0000000000", 16, 1, "normal"),
-    (1.0, "tf32", "0 01111111 0000000000", 127, 0, "normal"),
-    (0.0, "fp32", "0 00000000 " + "0" * 23, 0, -126, "zero"),
-])
+@pytest.mark.parametrize(
+    "value, name, bits, biased, unbiased, kind",
+    [
+        (1.5, "fp8_e4m3", "0 0111 100", 7, 0, "normal"),
+        (448, "fp8", "0 1111 110", 15, 8, "normal"),
+        (2.0**-9, "fp8_e4m3", "0 0000 001", 0, -6, "subnormal"),
+        (57344, "fp8_e5m2", "0 11110 11", 30, 15, "normal"),
+        (-6, "fp4", "1 11 1", 3, 2, "normal"),
+        (0.5, "fp4", "0 00 1", 0, 0, "subnormal"),
+        (1.0, "bf16", "0 01111111 0000000", 127, 0, "normal"),
+        (-2.0, "fp16", "1 10000 0000000000", 16, 1, "normal"),
+        (1.0, "tf32", "0 01111111 0000000000", 127, 0, "normal"),
+        (0.0, "fp32", "0 00000000 " + "0" * 23, 0, -126, "zero"),
+    ],
+)
 def test_decompose_known(value, name, bits, biased, unbiased, kind):
     d = formats.decompose(value, name)
     assert (d.bits, d.biased_exponent, d.unbiased_exponent, d.kind) == (bits, biased, unbiased, kind)
@@ -154,8 +160,11 @@ def test_decompose_specials_and_ints():
 def test_decompose_every_code_round_trips(name):
     """For every finite value of the small formats (and a sample of the big ones), the sign,
     exponent and mantissa fields rebuild exactly the value ml_dtypes stores."""
-    values = formats.all_values(name) if formats.info(name).bits <= 8 else \
-        np.random.default_rng(0).standard_normal(200) * 10.0 ** np.arange(-20, 20, 0.2)
+    values = (
+        formats.all_values(name)
+        if formats.info(name).bits <= 8
+        else np.random.default_rng(0).standard_normal(200) * 10.0 ** np.arange(-20, 20, 0.2)
+    )
     f = formats.info(name)
     for v in values:
         d = formats.decompose(float(v), name)
@@ -163,8 +172,7 @@ def test_decompose_every_code_round_trips(name):
         assert len(bits) == f.bits
         if d.kind in ("normal", "subnormal"):
             lead = 1 if d.kind == "normal" else 0
-            rebuilt = (-1) ** d.sign * 2.0**d.unbiased_exponent * (
-                lead + int(d.mantissa_bits, 2) / 2**f.mantissa_bits)
+            rebuilt = (-1) ** d.sign * 2.0**d.unbiased_exponent * (lead + int(d.mantissa_bits, 2) / 2**f.mantissa_bits)
             assert rebuilt == d.represented
 
 
@@ -176,9 +184,11 @@ def test_quantize_idempotent(xs, name):
 
 
 @settings(max_examples=100, deadline=None)
-@given(xs=st.lists(st.floats(-1e4, 1e4, allow_nan=False), min_size=1, max_size=20),
-       name=st.sampled_from(["fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "int4"]),
-       scale=st.floats(1e-3, 1e3))
+@given(
+    xs=st.lists(st.floats(-1e4, 1e4, allow_nan=False), min_size=1, max_size=20),
+    name=st.sampled_from(["fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "int4"]),
+    scale=st.floats(1e-3, 1e3),
+)
 def test_quantize_idempotent_with_scale(xs, name, scale):
     once = formats.quantize(xs, name, scale=scale)
     np.testing.assert_allclose(formats.quantize(once, name, scale=scale), once, rtol=1e-12)

@@ -1,4 +1,5 @@
 """`hwlib grade` command line: arguments, the sandbox notice, exit codes."""
+
 import json
 import shutil
 from pathlib import Path
@@ -11,12 +12,15 @@ from hwlib.grading import identity, sandbox
 SUBS = Path(__file__).parent / "fixtures" / "grading" / "submissions"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["grade", "ex99_nope", "x.ipynb"], "exercise 'ex99_nope' not found"),
-    (["grade", "ex01", "x.ipynb", "--jobs", "0"], "--jobs must be > 0"),
-    (["grade", "ex01", "x.ipynb", "--timeout-cell", "-1"], "--timeout-cell must be > 0"),
-    (["grade", "ex01", "x.ipynb", "--checks", "/nonexistent/dir"], "--checks must be a folder"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["grade", "ex99_nope", "x.ipynb"], "exercise 'ex99_nope' not found"),
+        (["grade", "ex01", "x.ipynb", "--jobs", "0"], "--jobs must be > 0"),
+        (["grade", "ex01", "x.ipynb", "--timeout-cell", "-1"], "--timeout-cell must be > 0"),
+        (["grade", "ex01", "x.ipynb", "--checks", "/nonexistent/dir"], "--checks must be a folder"),
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(argv, message, capsys):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err

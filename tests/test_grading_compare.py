@@ -1,4 +1,5 @@
 """hwlib.grading.compare: one answer against one check, with messages that never crash or leak."""
+
 import pytest
 
 from hwlib.grading import spec
@@ -33,19 +34,22 @@ def test_bare_number_in_gb_gets_a_unit_note():
     assert not v.passed and "without the unit" in v.message
 
 
-@pytest.mark.parametrize("entry, words", [
-    (None, "not answered"),
-    ({"status": "missing"}, "not answered: no variable named x"),
-    (ok(None), "not answered (None)"),
-    ({"status": "unsupported", "type": "ellipsis"}, "still `...`"),
-    ({"status": "unsupported", "type": "DataFrame"}, "a DataFrame cannot be graded"),
-    ({"status": "error", "error": "ZeroDivisionError: division by zero"}, "raised ZeroDivisionError"),
-    (ok("12 hours"), "is a time; expected a size in bytes"),
-    (ok("lots"), "does not start with a number"),
-    (ok(True), "is a truth value"),
-    (ok("nan"), "not a finite number"),
-    (ok([1, 2]), "expected"),
-])
+@pytest.mark.parametrize(
+    "entry, words",
+    [
+        (None, "not answered"),
+        ({"status": "missing"}, "not answered: no variable named x"),
+        (ok(None), "not answered (None)"),
+        ({"status": "unsupported", "type": "ellipsis"}, "still `...`"),
+        ({"status": "unsupported", "type": "DataFrame"}, "a DataFrame cannot be graded"),
+        ({"status": "error", "error": "ZeroDivisionError: division by zero"}, "raised ZeroDivisionError"),
+        (ok("12 hours"), "is a time; expected a size in bytes"),
+        (ok("lots"), "does not start with a number"),
+        (ok(True), "is a truth value"),
+        (ok("nan"), "not a finite number"),
+        (ok([1, 2]), "expected"),
+    ],
+)
 def test_wrong_or_missing_answers_get_a_message_and_zero(entry, words):
     v = judge(make(), entry, 2.6e9)
     assert v.score == 0 and not v.passed and words in v.message

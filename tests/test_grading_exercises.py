@@ -1,5 +1,6 @@
 """Every exercise in exercises/ (whoever wrote it), through the real grader: the solution scores
 100 %, the blank learner notebook scores 0, and the generated notebooks match source.md."""
+
 import importlib.util
 from pathlib import Path
 
@@ -27,14 +28,16 @@ def test_solution_scores_full_marks_and_blank_scores_zero(ex_id, tmp_path):
     ex = spec.load_exercise(ex_id)
     folder = ROOT / "exercises" / ex_id
     files = [folder / "solution.ipynb", folder / f"{ex_id}.ipynb"]
-    rows = {res["extra_data"]["file"]: res for _, _, res in grader.grade_batch(
-        ex, files, tmp_path, grader.configure(ex), jobs=2, progress=lambda *_: None)}
+    rows = {
+        res["extra_data"]["file"]: res
+        for _, _, res in grader.grade_batch(ex, files, tmp_path, grader.configure(ex), jobs=2, progress=lambda *_: None)
+    }
     solution, blank = rows["solution.ipynb"], rows[f"{ex_id}.ipynb"]
     wrong = [t for t in solution["tests"] if t["status"] != "passed"]
     assert solution["score"] == ex.max_score > 0, (solution["output"], wrong)
     assert solution["extra_data"]["status"] == "graded", solution["output"]
     assert blank["score"] == 0, [t for t in blank["tests"] if t["score"]]
-    assert blank["extra_data"]["status"] == "graded", blank["output"]   # runs without error
+    assert blank["extra_data"]["status"] == "graded", blank["output"]  # runs without error
 
 
 def test_generated_notebooks_match_their_sources():
@@ -51,11 +54,13 @@ def test_generator_splits_solutions_and_refuses_bad_markers():
     assert solution == "x = 1\ny = x * 2\nprint(y)"
     indented = "def f():\n    # BEGIN SOLUTION\n    return 1\n    # LEARNER: return None\n    # END SOLUTION"
     assert make.split_solution(indented, "t")[0] == "def f():\n    return None"
-    for bad, why in [("# BEGIN SOLUTION\ny = 1\n# END SOLUTION", "at least one"),
-                     ("# BEGIN SOLUTION\n# LEARNER: y = None", "without END"),
-                     ("# END SOLUTION", "without BEGIN"),
-                     ("# LEARNER: y = None", "outside a solution block"),
-                     ("# BEGIN SOLUTION\n# BEGIN SOLUTION", "nested")]:
+    for bad, why in [
+        ("# BEGIN SOLUTION\ny = 1\n# END SOLUTION", "at least one"),
+        ("# BEGIN SOLUTION\n# LEARNER: y = None", "without END"),
+        ("# END SOLUTION", "without BEGIN"),
+        ("# LEARNER: y = None", "outside a solution block"),
+        ("# BEGIN SOLUTION\n# BEGIN SOLUTION", "nested"),
+    ]:
         with pytest.raises(ValueError, match=why):
             make.split_solution(bad, "t")
 

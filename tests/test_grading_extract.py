@@ -1,4 +1,5 @@
 """hwlib.grading.extract: plain-data conversion in the kernel and strict reading in the grader."""
+
 import os
 
 import numpy as np
@@ -30,19 +31,42 @@ class BigInt(int):
         return 7
 
 
-@pytest.mark.parametrize("value, expected", [
-    (None, None), (True, True), (3, 3), (2.5, 2.5), ("2.6 GB", "2.6 GB"),
-    (np.float32(1.5), 1.5), (np.int64(12), 12), (np.bool_(True), True), (np.array(3.0), 3.0),
-    (np.array([1, 2]), [1, 2]), ((1, "a"), [1, "a"]), (float("inf"), "inf"), (10**400, "inf"),
-    (Always(1.0), 1.0), (Liar("12 hours"), "12 hours"), (BigInt(5), 5),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (None, None),
+        (True, True),
+        (3, 3),
+        (2.5, 2.5),
+        ("2.6 GB", "2.6 GB"),
+        (np.float32(1.5), 1.5),
+        (np.int64(12), 12),
+        (np.bool_(True), True),
+        (np.array(3.0), 3.0),
+        (np.array([1, 2]), [1, 2]),
+        ((1, "a"), [1, "a"]),
+        (float("inf"), "inf"),
+        (10**400, "inf"),
+        (Always(1.0), 1.0),
+        (Liar("12 hours"), "12 hours"),
+        (BigInt(5), 5),
+    ],
+)
 def test_plain_values_use_the_real_data_not_overridden_methods(value, expected):
     out = plain(value)
     assert out == expected and type(out) is type(expected)
 
 
-@pytest.mark.parametrize("value, kind", [(..., "ellipsis"), (object(), "object"), ({"a": 1}, "dict"),
-                                         ("x" * 5000, "str longer"), (np.zeros((2, 2)), "ndarray")])
+@pytest.mark.parametrize(
+    "value, kind",
+    [
+        (..., "ellipsis"),
+        (object(), "object"),
+        ({"a": 1}, "dict"),
+        ("x" * 5000, "str longer"),
+        (np.zeros((2, 2)), "ndarray"),
+    ],
+)
 def test_unsupported_values_are_named(value, kind):
     e = entry(lambda: value)
     assert e["status"] == "unsupported" and kind in e["type"]
@@ -76,8 +100,11 @@ def test_values_and_call_cells_round_trip(tmp_path):
     run_cell(extract.values_cell(["a", "s", "zz", "ld"], p1, "n1", KEY), ns)
     run_cell(extract.call_cell("call:k", "f", [3], {"y": 2}, p2, "n1", KEY), ns)
     assert extract.read_record(p1, "n1", KEY, ["a", "s", "zz", "ld"])[0] == {
-        "a": {"status": "ok", "value": 2.6e9}, "s": {"status": "ok", "value": "1 GiB"},
-        "zz": {"status": "missing"}, "ld": {"status": "ok", "value": 3.0}}
+        "a": {"status": "ok", "value": 2.6e9},
+        "s": {"status": "ok", "value": "1 GiB"},
+        "zz": {"status": "missing"},
+        "ld": {"status": "ok", "value": 3.0},
+    }
     assert extract.read_record(p2, "n1", KEY, ["call:k"])[0] == {"call:k": {"status": "ok", "value": 6}}
     assert not any(k.startswith("_hwlib") for k in ns)  # nothing of the grader's left in the namespace
 
@@ -95,6 +122,7 @@ def test_extraction_ignores_patched_builtins_and_modules(tmp_path):
     """What a notebook replaces after the setup cell does not reach the extraction code."""
     import builtins
     import json
+
     ns = kernel({"a": 1.0})
     p = str(tmp_path / "v")
     saved = {k: getattr(builtins, k) for k in ("open", "repr", "isinstance", "type")}
@@ -112,8 +140,9 @@ def test_extraction_ignores_patched_builtins_and_modules(tmp_path):
             setattr(builtins, k, v)
     answers, restored = extract.read_record(p, "n1", KEY, ["a"])
     assert answers == {"a": {"status": "ok", "value": 1.0}}
-    assert {"builtins.open", "builtins.repr", "builtins.isinstance", "sys.modules['json']"} - set(restored) \
-        == {"sys.modules['json']"}        # json was patched in place (same module object): harmless
+    assert {"builtins.open", "builtins.repr", "builtins.isinstance", "sys.modules['json']"} - set(restored) == {
+        "sys.modules['json']"
+    }  # json was patched in place (same module object): harmless
     assert restored_repr is saved["repr"]  # put back for whatever runs next
 
 
@@ -122,28 +151,32 @@ def test_records_need_this_cells_key_and_this_runs_nonce(tmp_path):
     p = str(tmp_path / "v")
     run_cell(extract.values_cell(["a"], p, "n1", KEY), ns)
     assert extract.read_record(p, "n1", KEY, ["a"]) is not None
-    assert extract.read_record(p, "n1", b"x" * 32, ["a"]) is None       # another cell's key
-    assert extract.read_record(p, "other", KEY, ["a"]) is None          # another run
-    with pytest.raises(FileExistsError):                                  # never written twice
+    assert extract.read_record(p, "n1", b"x" * 32, ["a"]) is None  # another cell's key
+    assert extract.read_record(p, "other", KEY, ["a"]) is None  # another run
+    with pytest.raises(FileExistsError):  # never written twice
         run_cell(extract.values_cell(["a"], p, "n1", KEY), ns)
 
 
 def _signed(tmp_path, text, key=KEY):
     import hashlib
     import hmac
+
     p = tmp_path / "v"
     p.write_bytes(hmac.new(key, text.encode(), hashlib.sha256).hexdigest().encode() + b"\n" + text.encode())
     return str(p)
 
 
-@pytest.mark.parametrize("content", [
-    "{'nonce': 'other', 'answers': {'a': {'status': 'ok', 'value': 1}}}",     # foreign nonce
-    "{'nonce': 'n', 'answers': {'a': {'status': 'ok', 'value': {1, 2}}}}",    # a set
-    "__import__('os').system('echo pwned')",                                   # code, never run
-    "{'nonce': 'n', 'answers': [1]}",
-    "not python at all",
-    "[" * 500 + "]" * 500,
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{'nonce': 'other', 'answers': {'a': {'status': 'ok', 'value': 1}}}",  # foreign nonce
+        "{'nonce': 'n', 'answers': {'a': {'status': 'ok', 'value': {1, 2}}}}",  # a set
+        "__import__('os').system('echo pwned')",  # code, never run
+        "{'nonce': 'n', 'answers': [1]}",
+        "not python at all",
+        "[" * 500 + "]" * 500,
+    ],
+)
 def test_malformed_or_foreign_answer_files_give_nothing(tmp_path, content):
     assert extract.read_record(_signed(tmp_path, content), "n", KEY, ["a"]) is None
     unsigned = tmp_path / "u"
@@ -152,8 +185,11 @@ def test_malformed_or_foreign_answer_files_give_nothing(tmp_path, content):
 
 
 def test_bad_entries_are_dropped_but_good_ones_kept(tmp_path):
-    p = _signed(tmp_path, "{'nonce': 'n', 'answers': {'a': {'status': 'ok', 'value': 1}, "
-                "'b': {'status': 'hacked'}, 'c': {'status': 'ok', 'value': 1, 'score': 100}, 'd': 5}, 'restored': []}")
+    p = _signed(
+        tmp_path,
+        "{'nonce': 'n', 'answers': {'a': {'status': 'ok', 'value': 1}, "
+        "'b': {'status': 'hacked'}, 'c': {'status': 'ok', 'value': 1, 'score': 100}, 'd': 5}, 'restored': []}",
+    )
     assert extract.read_record(p, "n", KEY, ["a", "b", "c", "d"])[0] == {"a": {"status": "ok", "value": 1}}
 
 

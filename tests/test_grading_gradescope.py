@@ -1,4 +1,5 @@
 """Gradescope mode and the autograder zip, run against a simulated /autograder layout (a temp dir)."""
+
 import json
 import os
 import shutil
@@ -85,9 +86,10 @@ def test_the_packaged_autograder_grades_a_simulated_submission(package, tmp_path
     root = gradescope.unpack_for_test(package, tmp_path / "autograder")
     shutil.copy(CORRECT, root / "submission" / "my answers.ipynb")
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "HWLIB_BIN": str(HWLIB_BIN)}
-    proc = subprocess.run(["bash", str(root / "run_autograder")], capture_output=True, text=True, env=env,
-                          timeout=300, cwd=tmp_path)
+    proc = subprocess.run(
+        ["bash", str(root / "run_autograder")], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     res = results(root)
-    assert res["score"] == 11 and res["extra_data"]["status"] == "graded"      # hidden checks included
+    assert res["score"] == 11 and res["extra_data"]["status"] == "graded"  # hidden checks included
     assert "kv_cache_canary" in {t["name"] for t in res["tests"]}

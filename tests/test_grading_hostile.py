@@ -3,6 +3,7 @@
 Fixtures: tests/fixtures/grading/hostile/<class>/ (make_hostile.py there). Files that cannot be
 committed (a FIFO, a link to /dev/zero, a 30 MB file) are made here.
 """
+
 import csv
 import json
 import os
@@ -39,22 +40,39 @@ def res_of(out, name):
 def executed_text(out, name):
     """Everything the notebook printed: its own cells, and while the grader's cells ran."""
     nb = nbformat.read(Path(out) / "submissions" / identity.folder_name(name) / "executed.ipynb", 4)
-    return "".join(str(o.get("text", "")) + str(o.get("evalue", "")) + json.dumps(o.get("data", {}))
-                   for c in nb.cells if c.cell_type == "code" for o in c.outputs) + \
-        res_of(out, name)["extra_data"].get("printed_during_grader_cells", "")
+    return "".join(
+        str(o.get("text", "")) + str(o.get("evalue", "")) + json.dumps(o.get("data", {}))
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+    ) + res_of(out, name)["extra_data"].get("printed_during_grader_cells", "")
 
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     """The forgery, sandbox, answers and budgets classes graded in one batch, beside a correct one."""
     out = tmp_path_factory.mktemp("hostile")
-    proc = hwlib_grade(HOST / "forgery", HOST / "sandbox", HOST / "answers", HOST / "budgets", CORRECT,
-                       "--checks", HIDDEN, "--out", out, "--jobs", "2", "--timeout-cell", "4")
+    proc = hwlib_grade(
+        HOST / "forgery",
+        HOST / "sandbox",
+        HOST / "answers",
+        HOST / "budgets",
+        CORRECT,
+        "--checks",
+        HIDDEN,
+        "--out",
+        out,
+        "--jobs",
+        "2",
+        "--timeout-cell",
+        "4",
+    )
     assert proc.returncode == 0, proc.stderr
     return out
 
 
 # 1. identity of a result ------------------------------------------------------------------------
+
 
 def test_folder_names_are_unique_stable_and_outside_the_graders_namespace(tmp_path):
     names = ["x.ipynb", "x-2.ipynb", "αβγ.ipynb", "日本語.ipynb", "grades.csv.ipynb", "submissions.ipynb"]
@@ -83,8 +101,11 @@ def test_regrading_one_file_touches_only_its_own_folder(tmp_path):
 
 # 2. only this run's result counts ---------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["forge_open.ipynb", "forge_builtins.ipynb", "forge_modules.ipynb",
-                                  "thread_forge.ipynb", "no_function.ipynb"])
+
+@pytest.mark.parametrize(
+    "name",
+    ["forge_open.ipynb", "forge_builtins.ipynb", "forge_modules.ipynb", "thread_forge.ipynb", "no_function.ipynb"],
+)
 def test_forged_answer_records_score_what_the_notebook_really_holds(hostile, name):
     res = res_of(hostile, name)
     assert res["score"] == 0, [t for t in res["tests"] if t["score"]]
@@ -98,14 +119,18 @@ def test_patched_open_and_modules_are_put_back_and_reported(hostile):
     assert "sys.modules['ast']" in undone and "sys.modules['hmac']" in undone
 
 
-@pytest.mark.parametrize("name, undone", [("spy_class.ipynb", "InteractiveShell.run_cell"),
-                                          ("spy_instance.ipynb", "instance attribute run_cell"),
-                                          ("spy_trace.ipynb", "a trace or profile function")])
+@pytest.mark.parametrize(
+    "name, undone",
+    [
+        ("spy_class.ipynb", "InteractiveShell.run_cell"),
+        ("spy_instance.ipynb", "instance attribute run_cell"),
+        ("spy_trace.ipynb", "a trace or profile function"),
+    ],
+)
 def test_hooks_do_not_see_hidden_names_or_arguments(hostile, name, undone):
     seen = executed_text(hostile, name)
-    assert "SPY" in seen                                    # the spy ran (until the restore cell)
-    for secret in ("kv_cache_canary", "kv_cache_other_model", "8192", "CANARY", "answer extraction",
-                   "function answer"):
+    assert "SPY" in seen  # the spy ran (until the restore cell)
+    for secret in ("kv_cache_canary", "kv_cache_other_model", "8192", "CANARY", "answer extraction", "function answer"):
         assert secret not in seen, secret
     res = res_of(hostile, name)
     assert res["score"] == 1 and undone in res["extra_data"]["tampering_undone"]
@@ -122,20 +147,23 @@ def test_a_stale_result_is_never_taken_for_this_runs(tmp_path, monkeypatch):
     folder = tmp_path / "submissions" / sub.folder_name
     folder.mkdir(parents=True)
     (folder / "results.json").write_text(json.dumps({"score": 9.0, "extra_data": {"status": "graded"}}))
-    monkeypatch.setattr(grader, "grade_one", lambda *a, **k: os._exit(1))   # the worker dies
-    (_, _, res), = grader.grade_batch(ex, [sub], tmp_path, grader.configure(ex), progress=lambda *_: None)
+    monkeypatch.setattr(grader, "grade_one", lambda *a, **k: os._exit(1))  # the worker dies
+    ((_, _, res),) = grader.grade_batch(ex, [sub], tmp_path, grader.configure(ex), progress=lambda *_: None)
     assert res["score"] == 0 and res["extra_data"]["status"] == "grader_error"
     assert json.loads((folder / "results.json").read_text())["extra_data"]["status"] == "grader_error"
 
 
 # 3. no silent unsandboxed grading ---------------------------------------------------------------
 
+
 @needs_bwrap
 def test_an_old_bwrap_is_caught_by_the_probe_and_nothing_is_graded(tmp_path):
     fake = tmp_path / "bin" / "bwrap"
     fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\nfor a; do [ \"$a\" = --size ] && { echo 'bwrap: Unknown option --size' >&2; "
-                    f"exit 1; }}; done\nexec {shutil.which('bwrap')} \"$@\"\n")
+    fake.write_text(
+        "#!/bin/sh\nfor a; do [ \"$a\" = --size ] && { echo 'bwrap: Unknown option --size' >&2; "
+        f'exit 1; }}; done\nexec {shutil.which("bwrap")} "$@"\n'
+    )
     fake.chmod(0o755)
     env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}
     proc = hwlib_grade(CORRECT, "--out", tmp_path / "out", env=env)
@@ -191,6 +219,7 @@ def test_even_unsandboxed_a_daemon_does_not_outlive_its_grading(tmp_path):
 
 # 4. neighbours ----------------------------------------------------------------------------------
 
+
 def test_parallel_slots_get_disjoint_cpus():
     slots = grader.cpu_slots(2)
     if len(os.sched_getaffinity(0)) >= 2:
@@ -200,21 +229,22 @@ def test_parallel_slots_get_disjoint_cpus():
 
 @pytest.mark.timing
 def test_a_cpu_hog_does_not_make_its_neighbour_time_out(tmp_path):
-    proc = hwlib_grade(HOST / "neighbours", "--checks", HIDDEN, "--out", tmp_path, "--jobs", "2",
-                       "--timeout-cell", "3")
+    proc = hwlib_grade(HOST / "neighbours", "--checks", HIDDEN, "--out", tmp_path, "--jobs", "2", "--timeout-cell", "3")
     assert proc.returncode == 0, proc.stderr
     assert res_of(tmp_path, "busy_honest.ipynb")["score"] == 11
 
 
 # 5. budgets -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["traceback_flood.ipynb", "metadata_flood.ipynb", "update_flood.ipynb",
-                                  "comm_flood.ipynb"])
+
+@pytest.mark.parametrize(
+    "name", ["traceback_flood.ipynb", "metadata_flood.ipynb", "update_flood.ipynb", "comm_flood.ipynb"]
+)
 def test_every_kind_of_kernel_message_counts_against_the_output_budget(hostile, name):
     res = res_of(hostile, name)
     folder = hostile / "submissions" / identity.folder_name(name)
     assert (folder / "executed.ipynb").stat().st_size < 3 * 2**20
-    assert res["score"] == 2 and res["extra_data"]["status"] != "kernel_crashed"   # answers around it
+    assert res["score"] == 2 and res["extra_data"]["status"] != "kernel_crashed"  # answers around it
     assert "truncated" in res["output"] and res["extra_data"]["output_bytes"] > 2 * 2**20
 
 
@@ -227,14 +257,16 @@ def test_files_are_checked_before_they_are_read(tmp_path):
         fh.truncate(30 * 2**20)
     ex = spec.load_exercise("ex01")
     t0 = time.monotonic()
-    rows = grader.grade_batch(ex, identity.expand([subs]), tmp_path / "out", grader.configure(ex),
-                              progress=lambda *_: None)
+    rows = grader.grade_batch(
+        ex, identity.expand([subs]), tmp_path / "out", grader.configure(ex), progress=lambda *_: None
+    )
     assert time.monotonic() - t0 < 30
     got = {res["extra_data"]["file"]: res["extra_data"]["status"] for _, _, res in rows}
     assert got == {"fifo.ipynb": "not_a_file", "zero.ipynb": "not_a_file", "huge.ipynb": "too_large"}
 
 
 # 6. one bad answer costs one check --------------------------------------------------------------
+
 
 def test_one_bad_answer_costs_one_check(hostile):
     bad = res_of(hostile, "bad_superscript.ipynb")
@@ -254,7 +286,7 @@ def test_answers_survive_repeated_kernel_crashes(hostile):
 
 def test_status_codes_are_structured(hostile):
     res = res_of(hostile, "runtime_error.ipynb")
-    assert res["extra_data"]["status"] == "cell_errors"              # not "timeout" ("RuntimeError")
+    assert res["extra_data"]["status"] == "cell_errors"  # not "timeout" ("RuntimeError")
     assert {"code": "error", "detail": "RuntimeError"} in res["extra_data"]["cells"].values()
 
 
@@ -262,12 +294,14 @@ def test_a_broken_hidden_check_stops_before_grading(tmp_path, capsys):
     bad = tmp_path / "checks"
     bad.mkdir()
     (bad / "ex01_memory_budget.yaml").write_text(
-        "exercise: ex01_memory_budget\nchecks:\n  - name: oops\n    kind: bytes\n    expr: \"memory.no_such(1)\"\n")
+        'exercise: ex01_memory_budget\nchecks:\n  - name: oops\n    kind: bytes\n    expr: "memory.no_such(1)"\n'
+    )
     assert cli.main(["grade", "ex01", str(CORRECT), "--checks", str(bad), "--out", str(tmp_path / "out")]) == 2
     assert "broken check" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
 # 7. the class table -----------------------------------------------------------------------------
+
 
 def test_class_table_merges_neutralises_and_names_learners(tmp_path):
     subs = tmp_path / "subs"
@@ -278,7 +312,7 @@ def test_class_table_merges_neutralises_and_names_learners(tmp_path):
     roster.write_text("file,learner\nb.ipynb,s1234\n")
     out = tmp_path / "out"
     assert cli.main(["grade", "ex01", str(subs), "--out", str(out), "--roster", str(roster)]) == 0
-    shutil.copy(CORRECT, subs / "b.ipynb")                    # b hands in again; grade only b
+    shutil.copy(CORRECT, subs / "b.ipynb")  # b hands in again; grade only b
     assert cli.main(["grade", "ex01", str(subs / "b.ipynb"), "--out", str(out), "--roster", str(roster)]) == 0
     text = (out / "grades.csv").read_text(encoding="utf-8")
     rows = list(csv.DictReader(text.splitlines()))
@@ -317,11 +351,18 @@ def test_an_interrupted_batch_leaves_a_csv_of_what_finished(tmp_path):
     for i in range(1, 4):
         nbformat.write(loop, subs / f"a{i}.ipynb")
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "hwlib", "grade", "ex01", str(subs), "--out", str(out),
-                             "--timeout-cell", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hwlib", "grade", "ex01", str(subs), "--out", str(out), "--timeout-cell", "50"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (out / "submissions" / identity.folder_name("a1.ipynb")).exists() \
-            and not list((out / "submissions").glob("a0-*/results.json")):
+    while (
+        time.monotonic() < deadline
+        and not (out / "submissions" / identity.folder_name("a1.ipynb")).exists()
+        and not list((out / "submissions").glob("a0-*/results.json"))
+    ):
         time.sleep(0.3)
     time.sleep(1.5)
     proc.send_signal(signal.SIGINT)
@@ -332,6 +373,7 @@ def test_an_interrupted_batch_leaves_a_csv_of_what_finished(tmp_path):
 
 
 # 9. installs that can grade ---------------------------------------------------------------------
+
 
 def test_ipykernel_is_a_dependency():
     text = (ROOT / "pyproject.toml").read_text()
@@ -349,7 +391,7 @@ def test_no_kernel_or_no_hwlib_in_the_sandbox_refuses_in_one_line(tmp_path, monk
     if sandbox.bwrap_available():
         roots = sandbox._readonly_roots
         monkeypatch.setattr(sandbox, "_readonly_roots", lambda: [r for r in roots() if r != str(sandbox.HWLIB_DIR)])
-        monkeypatch.setattr(sandbox, "probe", lambda *a, **k: (True, ""))   # let the preflight find it
+        monkeypatch.setattr(sandbox, "probe", lambda *a, **k: (True, ""))  # let the preflight find it
         assert cli.main(["grade", "ex01", str(CORRECT), "--out", str(tmp_path / "o2")]) == 3
         assert "cannot import hwlib" in capsys.readouterr().err
 

@@ -1,5 +1,5 @@
 """hwlib.grading.sandbox: what a submission's kernel can see and do."""
-import os
+
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +44,7 @@ def test_kernel_argv_sets_limits_then_starts_ipykernel(tmp_path):
 
 
 def test_bwrap_command_line_exposes_only_what_it_must(tmp_path):
-    secret = sandbox.HWLIB_DIR / "grading"          # pretend the hidden checks were put in here
+    secret = sandbox.HWLIB_DIR / "grading"  # pretend the hidden checks were put in here
     args = sandbox.bwrap_args("bwrap", tmp_path, secrets=[str(secret), "/not/visible/anyway"])
     assert {"--unshare-all", "--die-with-parent", "--clearenv"} <= set(args)
     assert args[args.index("--cap-drop") + 1] == "ALL"
@@ -56,12 +56,21 @@ def test_bwrap_command_line_exposes_only_what_it_must(tmp_path):
 
 @needs_bwrap
 def test_inside_bwrap(tmp_path):
-    cmd = sandbox.bwrap_args(BWRAP, tmp_path) + ["--setenv", "PATH", "/usr/bin", "--", sys.executable,
-                                                 "-c", PROBE, str(ROOT / "tests"), str(sandbox.HWLIB_DIR)]
+    cmd = sandbox.bwrap_args(BWRAP, tmp_path) + [
+        "--setenv",
+        "PATH",
+        "/usr/bin",
+        "--",
+        sys.executable,
+        "-c",
+        PROBE,
+        str(ROOT / "tests"),
+        str(sandbox.HWLIB_DIR),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env={"LEAKME": "1"}).stdout
-    assert "tests: False" in out and "hwlib: True" in out           # the repo is not mounted, hwlib is
+    assert "tests: False" in out and "hwlib: True" in out  # the repo is not mounted, hwlib is
     assert "write hwlib: False" in out and "write work: True" in out
     assert "net: False" in out
-    assert int(out.split("pids:")[1].split()[0]) <= 3               # its own pid namespace
-    assert "LEAKME" not in out and "'PATH'" in out                  # nothing inherited
+    assert int(out.split("pids:")[1].split()[0]) <= 3  # its own pid namespace
+    assert "LEAKME" not in out and "'PATH'" in out  # nothing inherited
     assert (tmp_path / "out.txt").read_text() == "x"

@@ -1,12 +1,25 @@
 """hwlib.grading.check: the learner's self-check inside a notebook (public checks only)."""
+
 from hwlib.grading import check
 
 
 def answers(**over):
-    ns = {"weights_bf16": "2.6 GB", "weights_int4": 0.65e9, "training_state": "20.8 GB",
-          "kv_cache": lambda n_layers, n_heads, head_dim, seq_len, batch=1, bytes_per_value=2:
-              2 * n_layers * n_heads * head_dim * seq_len * batch * bytes_per_value,
-          "kv_4k": "1 GiB", "fits_inference": True, "fits_training": "no", "max_sequences": 13}
+    ns = {
+        "weights_bf16": "2.6 GB",
+        "weights_int4": 0.65e9,
+        "training_state": "20.8 GB",
+        "kv_cache": lambda n_layers, n_heads, head_dim, seq_len, batch=1, bytes_per_value=2: 2
+        * n_layers
+        * n_heads
+        * head_dim
+        * seq_len
+        * batch
+        * bytes_per_value,
+        "kv_4k": "1 GiB",
+        "fits_inference": True,
+        "fits_training": "no",
+        "max_sequences": 13,
+    }
     ns.update(over)
     return ns
 
@@ -18,8 +31,12 @@ def test_all_right(capsys):
 
 
 def test_specific_feedback_for_each_mistake(capsys):
-    check("ex01", answers(weights_bf16="2.6 GiB", training_state="≈ 12 hours", kv_cache=lambda *a, **k: 1 / 0,
-                          fits_training=None))
+    check(
+        "ex01",
+        answers(
+            weights_bf16="2.6 GiB", training_state="≈ 12 hours", kv_cache=lambda *a, **k: 1 / 0, fits_training=None
+        ),
+    )
     out = capsys.readouterr().out
     assert "✗ weights_bf16 (0/1)" in out and "GiB where GB was meant" in out
     assert "'≈ 12 hours' is a time; expected a size in bytes" in out

@@ -1,4 +1,5 @@
 """hwlib.grading.spec: checks.yaml validation, hidden-check merging, expected values."""
+
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ def test_reference_exercise_loads_with_expected_values_from_hwlib():
     assert want["training_state"] == pytest.approx(20.8e9)
     assert want["kv_4k"] == 2 * 32 * 32 * 64 * 4096 * 2
     assert want["fits_inference"] is True and want["fits_training"] is False
-    assert want["max_sequences"] == 13   # (16 GiB - 2.6 GB) // 1.07 GB: the T4 has 16 GiB (binary)
+    assert want["max_sequences"] == 13  # (16 GiB - 2.6 GB) // 1.07 GB: the T4 has 16 GiB (binary)
 
 
 def test_exercise_found_by_prefix_folder_or_file():
@@ -55,39 +56,48 @@ def test_hidden_checks_for_another_exercise_are_refused():
 
 
 def test_literal_expected_values_with_units_and_lists():
-    ex = spec.parse_checks(checks(
-        {"name": "t", "kind": "seconds", "expected": "12 h"},
-        {"name": "l", "kind": "bytes", "expected": [1, "1 KiB"]},
-        {"name": "c", "kind": "choice", "choices": ["memory", "compute"], "expected": "Memory"},
-        {"name": "f", "kind": "bool", "expected": False}), "x")
+    ex = spec.parse_checks(
+        checks(
+            {"name": "t", "kind": "seconds", "expected": "12 h"},
+            {"name": "l", "kind": "bytes", "expected": [1, "1 KiB"]},
+            {"name": "c", "kind": "choice", "choices": ["memory", "compute"], "expected": "Memory"},
+            {"name": "f", "kind": "bool", "expected": False},
+        ),
+        "x",
+    )
     assert [spec.expected_value(c) for c in ex.checks] == [43200.0, [1.0, 1024.0], ("Memory",), False]
 
 
 def test_expr_sees_args_and_hwlib_and_reports_its_errors():
-    ok = spec.parse_checks(checks({"name": "f", "answer": "g", "kind": "flop", "args": [2, 3, 4],
-                                   "expr": "flops.matmul_flops(*args)"}), "x").checks[0]
+    ok = spec.parse_checks(
+        checks({"name": "f", "answer": "g", "kind": "flop", "args": [2, 3, 4], "expr": "flops.matmul_flops(*args)"}),
+        "x",
+    ).checks[0]
     assert ok.is_call and spec.expected_value(ok) == 2 * 2 * 3 * 4
     bad = spec.parse_checks(checks({"name": "f", "kind": "bytes", "expr": "1 / 0"}), "x").checks[0]
     with pytest.raises(ValueError, match="check f: expr '1 / 0' failed: ZeroDivisionError"):
         spec.expected_value(bad)
 
 
-@pytest.mark.parametrize("entry, message", [
-    ({"name": "bad name", "kind": "bytes", "expected": 1}, "name must be an identifier"),
-    ({"name": "a", "kind": "furlongs", "expected": 1}, "kind must be one of"),
-    ({"name": "a", "kind": "bytes"}, "exactly one of 'expected' and 'expr'"),
-    ({"name": "a", "kind": "bytes", "expected": 1, "expr": "1"}, "exactly one of"),
-    ({"name": "a", "kind": "bytes", "expected": "12 hours"}, "is a time"),
-    ({"name": "a", "kind": "bytes", "expected": 1, "rtol": -1}, "rtol must be a number >= 0"),
-    ({"name": "a", "kind": "bytes", "expected": 1, "points": "many"}, "points must be"),
-    ({"name": "a", "kind": "bytes", "expected": 1, "tolerance": 1}, "unknown key"),
-    ({"name": "a", "kind": "choice", "expected": "x", "choices": ["x"]}, "at least two strings"),
-    ({"name": "a", "kind": "choice", "expected": "z", "choices": ["x", "y"]}, "not among choices"),
-    ({"name": "a", "kind": "bool", "expected": "yes"}, "true or false"),
-    ({"name": "a", "kind": "bytes", "expected": 1, "args": {"x": 1}}, "args must be a list"),
-    ({"name": "a", "kind": "bytes", "expected": 1, "args": [object()]}, "arguments must be numbers"),
-    ({"name": "a", "kind": "bytes", "expected": 1, "visibility": "secret"}, "visibility must be"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"name": "bad name", "kind": "bytes", "expected": 1}, "name must be an identifier"),
+        ({"name": "a", "kind": "furlongs", "expected": 1}, "kind must be one of"),
+        ({"name": "a", "kind": "bytes"}, "exactly one of 'expected' and 'expr'"),
+        ({"name": "a", "kind": "bytes", "expected": 1, "expr": "1"}, "exactly one of"),
+        ({"name": "a", "kind": "bytes", "expected": "12 hours"}, "is a time"),
+        ({"name": "a", "kind": "bytes", "expected": 1, "rtol": -1}, "rtol must be a number >= 0"),
+        ({"name": "a", "kind": "bytes", "expected": 1, "points": "many"}, "points must be"),
+        ({"name": "a", "kind": "bytes", "expected": 1, "tolerance": 1}, "unknown key"),
+        ({"name": "a", "kind": "choice", "expected": "x", "choices": ["x"]}, "at least two strings"),
+        ({"name": "a", "kind": "choice", "expected": "z", "choices": ["x", "y"]}, "not among choices"),
+        ({"name": "a", "kind": "bool", "expected": "yes"}, "true or false"),
+        ({"name": "a", "kind": "bytes", "expected": 1, "args": {"x": 1}}, "args must be a list"),
+        ({"name": "a", "kind": "bytes", "expected": 1, "args": [object()]}, "arguments must be numbers"),
+        ({"name": "a", "kind": "bytes", "expected": 1, "visibility": "secret"}, "visibility must be"),
+    ],
+)
 def test_authoring_errors_name_the_check_and_the_rule(entry, message):
     with pytest.raises(ValueError, match=message):
         spec.parse_checks(checks(entry), "checks.yaml")
@@ -95,8 +105,9 @@ def test_authoring_errors_name_the_check_and_the_rule(entry, message):
 
 def test_duplicate_names_and_bad_top_level_are_refused():
     with pytest.raises(ValueError, match="unique"):
-        spec.parse_checks(checks({"name": "a", "kind": "bytes", "expected": 1},
-                                 {"name": "a", "kind": "bytes", "expected": 2}), "x")
+        spec.parse_checks(
+            checks({"name": "a", "kind": "bytes", "expected": 1}, {"name": "a", "kind": "bytes", "expected": 2}), "x"
+        )
     with pytest.raises(ValueError, match="list 'checks'"):
         spec.parse_checks({"exercise": "ex99"}, "x")
     with pytest.raises(ValueError, match="grading accepts"):

@@ -1,5 +1,6 @@
 """hwlib/data/hierarchy.yaml: every number sourced, in SI units, and consistent with the spec sheet
 (per-SM lanes x SMs x clock reproduces the FP32 peaks; HBM widths and rates reproduce bandwidths)."""
+
 from importlib import resources
 
 import numpy as np
@@ -37,8 +38,9 @@ def test_every_record_is_sourced_positive_and_numeric():
     for path, rec in found:
         assert rec["source"] in DATA["sources"], f"{'.'.join(path)}: unknown source {rec['source']!r}"
         assert rec["confidence"] in ("high", "medium", "low"), path
-        assert isinstance(rec["value"], (int, float)) and not isinstance(rec["value"], bool), \
+        assert isinstance(rec["value"], (int, float)) and not isinstance(rec["value"], bool), (
             f"{'.'.join(path)}: value must be a number (write exponents with a sign), got {rec['value']!r}"
+        )
         assert rec["value"] > 0, path
 
 
@@ -71,7 +73,7 @@ def test_h100_clock_and_tensor_rate_match_the_quoted_clocks():
     implied = h100.peak_flops("fp32") / (2 * h100.compute_units * lanes)
     assert implied == pytest.approx(val("clocks", "H100 SXM", "fp32_clock_hz"), rel=0.01)
     per_clock_per_sm = h100.peak_flops("bf16") / (h100.compute_units * val("clocks", "H100 SXM", "tensor_clock_hz"))
-    assert per_clock_per_sm == pytest.approx(4096, rel=0.01)   # 4 tensor cores x 512 FMA x 2 FLOP
+    assert per_clock_per_sm == pytest.approx(4096, rel=0.01)  # 4 tensor cores x 512 FMA x 2 FLOP
 
 
 def test_register_file_is_256_kib_per_sm_everywhere():
@@ -81,13 +83,16 @@ def test_register_file_is_256_kib_per_sm_everywhere():
 
 
 def test_hbm_width_and_rate_reproduce_bandwidths():
-    rate, per_stack = val("hbm", "HBM3 standard", "pin_rate_bits_per_s"), val("hbm", "HBM3 standard", "bandwidth_per_stack")
+    rate, per_stack = (
+        val("hbm", "HBM3 standard", "pin_rate_bits_per_s"),
+        val("hbm", "HBM3 standard", "bandwidth_per_stack"),
+    )
     width = 8 * per_stack / rate
-    assert width == pytest.approx(1024, rel=0.01)                      # bits per stack
+    assert width == pytest.approx(1024, rel=0.01)  # bits per stack
     h100 = specs.get("H100 SXM")
     stacks, bus = val("hbm", "H100 SXM", "stacks"), val("hbm", "H100 SXM", "bus_bits")
     assert bus == stacks * 1024
-    assert 8 * h100.bandwidth / bus < rate                              # runs below the JEDEC maximum
+    assert 8 * h100.bandwidth / bus < rate  # runs below the JEDEC maximum
     t4 = specs.get("T4")
     assert val("gddr", "T4", "bus_bits") * val("gddr", "T4", "pin_rate_bits_per_s") / 8 == pytest.approx(t4.bandwidth)
 
@@ -97,8 +102,8 @@ def test_published_h200_curves_sit_below_their_physical_ceilings():
     l2 = DATA["published"]["h200_l2_sweep"]
     bw = np.array(l2["gb_per_s"]) * 1e9
     kib = np.array(l2["kib"]) * 1024
-    assert bw[kib > 4 * h200.l2_bytes].max() < h200.bandwidth         # DRAM plateau below spec
-    assert bw[kib < 0.5 * h200.l2_bytes].min() > h200.bandwidth       # L2 hits beat DRAM
+    assert bw[kib > 4 * h200.l2_bytes].max() < h200.bandwidth  # DRAM plateau below spec
+    assert bw[kib < 0.5 * h200.l2_bytes].min() > h200.bandwidth  # L2 hits beat DRAM
     stream = DATA["published"]["h200_read_vs_threads"]
     resident = np.array(stream["threads_printed"]) * stream["blocks_per_sm"]
     assert resident.max() == h200.compute_units * val("compute_capabilities", "9.0", "max_threads_per_sm")

@@ -1,5 +1,6 @@
 """hwlib.interconnect: link bandwidths per direction (sourced), NVLink halved from the spec sheet,
 the tier order of a DGX H100-class node, lookups and bad input."""
+
 import copy
 
 import pytest
@@ -25,7 +26,7 @@ def test_nvlink_is_per_direction_half_the_vendor_figure():
     for name, vendor_both_ways in [("H100 SXM", 900e9), ("A100 80GB SXM", 600e9), ("B200", 1.8e12)]:
         link = interconnect.nvlink(name)
         assert link.bandwidth == vendor_both_ways / 2
-        assert link.bandwidth == specs.get(name).interconnect_bandwidth   # the sheet is per direction
+        assert link.bandwidth == specs.get(name).interconnect_bandwidth  # the sheet is per direction
         assert link.kind == "scale-up" and "NVLink" in link.name and link.source
 
 
@@ -60,13 +61,16 @@ def raw():
     return yaml.safe_load(interconnect.LINKS_PATH.read_text())
 
 
-@pytest.mark.parametrize("mutate, match", [
-    (lambda r: r.pop("sources"), "top-level"),
-    (lambda r: r["links"]["PCIe 3.0 x16"].update(kind="bus"), "kind"),
-    (lambda r: r["links"]["PCIe 3.0 x16"]["bandwidth"].update(value=-1), "value"),
-    (lambda r: r["links"]["PCIe 3.0 x16"]["bandwidth"].update(source="nowhere"), "source"),
-    (lambda r: r["links"]["PCIe 3.0 x16"]["bandwidth"].update(confidence="sure"), "confidence"),
-])
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        (lambda r: r.pop("sources"), "top-level"),
+        (lambda r: r["links"]["PCIe 3.0 x16"].update(kind="bus"), "kind"),
+        (lambda r: r["links"]["PCIe 3.0 x16"]["bandwidth"].update(value=-1), "value"),
+        (lambda r: r["links"]["PCIe 3.0 x16"]["bandwidth"].update(source="nowhere"), "source"),
+        (lambda r: r["links"]["PCIe 3.0 x16"]["bandwidth"].update(confidence="sure"), "confidence"),
+    ],
+)
 def test_parse_rejects_bad_tables(raw, mutate, match):
     bad = copy.deepcopy(raw)
     mutate(bad)

@@ -1,5 +1,6 @@
 """Every CUDA source in hwlib/kernels compiles with `nvcc --ptx`, with the macro values the
 experiments pass, and exports the extern "C" names the Python code launches. No GPU needed."""
+
 import re
 import shutil
 import subprocess
@@ -15,13 +16,24 @@ needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) not in
 
 # file -> entry points the experiments launch
 STREAM = {f"stream_{k}_{t}" for k in ("copy", "scale", "add", "triad") for t in ("f32", "f64")}
-EXPECTED = {"roofline.cu": {"fma_sweep_f32", "fma_sweep_f64"}, "divergence.cu": {"branchy", "branchy32"},
-            "occupancy.cu": {"read_ilp"}, "stream.cu": STREAM}
+EXPECTED = {
+    "roofline.cu": {"fma_sweep_f32", "fma_sweep_f64"},
+    "divergence.cu": {"branchy", "branchy32"},
+    "occupancy.cu": {"read_ilp"},
+    "stream.cu": STREAM,
+}
 # (file, -D option the experiments pass, architecture): sm_75 = T4 (Colab's free GPU), sm_90 = H100/H200
-BUILDS = [("roofline.cu", "-DITERS=0", "sm_75"), ("roofline.cu", "-DITERS=1024", "sm_75"),
-          ("roofline.cu", "-DITERS=64", "sm_90"), ("occupancy.cu", "-DILP=1", "sm_75"),
-          ("occupancy.cu", "-DILP=8", "sm_90"), ("divergence.cu", None, "sm_75"), ("divergence.cu", None, "sm_90"),
-          ("stream.cu", None, "sm_75"), ("stream.cu", None, "sm_90")]
+BUILDS = [
+    ("roofline.cu", "-DITERS=0", "sm_75"),
+    ("roofline.cu", "-DITERS=1024", "sm_75"),
+    ("roofline.cu", "-DITERS=64", "sm_90"),
+    ("occupancy.cu", "-DILP=1", "sm_75"),
+    ("occupancy.cu", "-DILP=8", "sm_90"),
+    ("divergence.cu", None, "sm_75"),
+    ("divergence.cu", None, "sm_90"),
+    ("stream.cu", None, "sm_75"),
+    ("stream.cu", None, "sm_90"),
+]
 _cache = {}
 
 
@@ -51,9 +63,13 @@ def test_compiles_and_exports_entry_points(tmp_path_factory, name, define, arch)
 def test_python_launches_the_names_the_tests_expect():
     """The .cu entry names above are the ones hwlib.bench asks CuPy for."""
     bench_dir = KERNELS.parent / "bench"
-    launched = set(re.findall(r'"(fma_sweep_f\d\d|branchy32|branchy|read_ilp)"', "".join(
-        p.read_text() for p in bench_dir.glob("e*.py"))))
+    launched = set(
+        re.findall(
+            r'"(fma_sweep_f\d\d|branchy32|branchy|read_ilp)"', "".join(p.read_text() for p in bench_dir.glob("e*.py"))
+        )
+    )
     from hwlib.bench import e1_bandwidth
+
     assert 'f"stream_{name}_{suffix}"' in (bench_dir / "e1_bandwidth.py").read_text()
     launched |= {f"stream_{k}_{t}" for k in e1_bandwidth.KERNELS for t in ("f32", "f64")}
     assert launched == set().union(*EXPECTED.values())

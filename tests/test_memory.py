@@ -1,4 +1,5 @@
 """hwlib.memory: bytes per value, weights, training state, KV cache, activations, ZeRO; bad input."""
+
 from types import SimpleNamespace
 
 import numpy as np
@@ -9,11 +10,26 @@ import badinput
 from hwlib import memory, models
 
 
-@pytest.mark.parametrize("dtype, size", [
-    ("fp32", 4), ("tf32", 4), ("bf16", 2), ("fp16", 2), ("fp8", 1), ("fp8_e4m3", 1), ("fp8_e5m2", 1),
-    ("int8", 1), ("int4", 0.5), ("fp4", 0.5), ("fp4_e2m1", 0.5),
-    ("BF16", 2), ("bfloat16", 2), ("float8_e4m3fn", 1), ("FP8-E5M2", 1),
-])
+@pytest.mark.parametrize(
+    "dtype, size",
+    [
+        ("fp32", 4),
+        ("tf32", 4),
+        ("bf16", 2),
+        ("fp16", 2),
+        ("fp8", 1),
+        ("fp8_e4m3", 1),
+        ("fp8_e5m2", 1),
+        ("int8", 1),
+        ("int4", 0.5),
+        ("fp4", 0.5),
+        ("fp4_e2m1", 0.5),
+        ("BF16", 2),
+        ("bfloat16", 2),
+        ("float8_e4m3fn", 1),
+        ("FP8-E5M2", 1),
+    ],
+)
 def test_bytes_per_value(dtype, size):
     assert memory.bytes_per_value(dtype) == size
 
@@ -57,7 +73,9 @@ def test_kv_cache_formula_and_gqa():
 def test_kv_cache_bytes_for_shape_object_and_name():
     shape = SimpleNamespace(n_layers=32, n_kv_heads=8, head_dim=128)
     assert memory.kv_cache_bytes_for(shape, 8192) == memory.kv_cache_bytes(32, 8, 128, 8192)
-    assert memory.kv_cache_bytes_for(shape, 8192, batch=4, dtype="fp8") == memory.kv_cache_bytes(32, 8, 128, 8192, 4, "fp8")
+    assert memory.kv_cache_bytes_for(shape, 8192, batch=4, dtype="fp8") == memory.kv_cache_bytes(
+        32, 8, 128, 8192, 4, "fp8"
+    )
     with pytest.raises(ValueError, match="n_kv_heads"):
         memory.kv_cache_bytes_for(SimpleNamespace(n_layers=2, head_dim=4), 10)
 
@@ -80,17 +98,19 @@ def test_inference_bytes():
 
 
 def test_activation_bytes_korthikanti_table2():
-    s, b, h, L, a = 2048, 1, 12288, 96, 96   # GPT-3 175B shape
+    s, b, h, L, a = 2048, 1, 12288, 96, 96  # GPT-3 175B shape
     per_layer = s * b * h * (34 + 5 * a * s / h)
     assert memory.activation_bytes(s, b, h, L, a) == pytest.approx(L * per_layer, rel=1e-12)
     assert memory.activation_bytes(s, b, h, L, a, recompute="selective") == pytest.approx(34 * s * b * h * L)
     assert memory.activation_bytes(s, b, h, L, a, recompute="full") == pytest.approx(2 * s * b * h * L)
     t = 8  # tensor + sequence parallel divides everything by t; without sequence parallelism 10 sbh stays
     assert memory.activation_bytes(s, b, h, L, a, tensor_parallel=t) == pytest.approx(L * per_layer / t)
-    assert memory.activation_bytes(s, b, h, L, a, t, "selective", sequence_parallel=False) == \
-        pytest.approx(s * b * h * L * (10 + 24 / t))
-    assert memory.activation_bytes(s, b, h, L, a, t, sequence_parallel=False) == \
-        pytest.approx(s * b * h * L * (10 + 24 / t + 5 * a * s / (h * t)))
+    assert memory.activation_bytes(s, b, h, L, a, t, "selective", sequence_parallel=False) == pytest.approx(
+        s * b * h * L * (10 + 24 / t)
+    )
+    assert memory.activation_bytes(s, b, h, L, a, t, sequence_parallel=False) == pytest.approx(
+        s * b * h * L * (10 + 24 / t + 5 * a * s / (h * t))
+    )
     # the attention term dominates at long context: quadratic in s
     assert memory.activation_bytes(2 * s, b, h, L, a) > 2 * memory.activation_bytes(s, b, h, L, a)
 
@@ -102,22 +122,26 @@ def test_activation_variants_from_the_per_tensor_count():
     assert 5 * a * s / h == 80
     sbhl = s * b * h * L
     assert memory.activation_bytes(s, b, h, L, a, dropout=False) == pytest.approx(sbhl * (32 + 2 * a * s / h))
-    assert memory.activation_bytes(s, b, h, L, a, dropout=False, attention="flash") == \
-        pytest.approx(sbhl * (32 + 4 * a / h))
+    assert memory.activation_bytes(s, b, h, L, a, dropout=False, attention="flash") == pytest.approx(
+        sbhl * (32 + 4 * a / h)
+    )
     assert memory.activation_bytes(s, b, h, L, a, attention="flash") == pytest.approx(sbhl * (34 + 4 * a / h))
     # selective recompute is the linear term whatever the attention kernel; full stores layer inputs only
     for attention in memory.ATTENTION:
-        assert memory.activation_bytes(s, b, h, L, a, recompute="selective", dropout=False,
-                                       attention=attention) == pytest.approx(32 * sbhl)
+        assert memory.activation_bytes(
+            s, b, h, L, a, recompute="selective", dropout=False, attention=attention
+        ) == pytest.approx(32 * sbhl)
         assert memory.activation_bytes(s, b, h, L, a, recompute="full", attention=attention) == 2 * sbhl
     # tensor parallelism without sequence parallelism: 8 (+2 masks) replicated, the rest split
     t = 8
-    assert memory.activation_bytes(s, b, h, L, a, t, sequence_parallel=False, dropout=False) == \
-        pytest.approx(sbhl * (8 + 24 / t + 2 * a * s / (h * t)))
+    assert memory.activation_bytes(s, b, h, L, a, t, sequence_parallel=False, dropout=False) == pytest.approx(
+        sbhl * (8 + 24 / t + 2 * a * s / (h * t))
+    )
     # SwiGLU MLP of width f stores 8f/h instead of GELU's 16 (for f = 4h)
     f = 11008
-    assert memory.activation_bytes(s, b, h, L, a, dropout=False, attention="flash", ffn_hidden=f,
-                                   gated_mlp=True) == pytest.approx(sbhl * (16 + 8 * f / h + 4 * a / h))
+    assert memory.activation_bytes(
+        s, b, h, L, a, dropout=False, attention="flash", ffn_hidden=f, gated_mlp=True
+    ) == pytest.approx(sbhl * (16 + 8 * f / h + 4 * a / h))
     assert memory.activation_bytes(s, b, h, L, a, ffn_hidden=4 * h) == memory.activation_bytes(s, b, h, L, a)
 
 
@@ -132,7 +156,7 @@ def test_activation_llama_2_7b_at_4k():
     llama = memory.activation_bytes_for("llama-2-7b", 4096)
     assert llama == pytest.approx(4096 * 4096 * 32 * (16 + 8 * 11008 / 4096 + 4 * 32 / 4096))
     gpt2 = memory.activation_bytes_for("gpt-2-small", 1024, attention="standard")
-    assert gpt2 == pytest.approx(memory.activation_bytes(1024, 1, 768, 12, 12))   # GPT-2 keeps dropout
+    assert gpt2 == pytest.approx(memory.activation_bytes(1024, 1, 768, 12, 12))  # GPT-2 keeps dropout
 
 
 def test_activation_formula_text_matches_the_numbers():
@@ -148,6 +172,7 @@ def test_one_copy_of_each_formula_text():
     import inspect
 
     from hwlib import calculator, cli_calc
+
     for module in (calculator, cli_calc):
         source = inspect.getsource(module)
         for text in memory.FORMULAS.values():
@@ -161,8 +186,10 @@ def test_formula_texts_match_the_numbers():
     for stage, text in enumerate(["16·N", "4·N + 12·N/G", "2·N + 14·N/G", "16·N/G"]):
         assert memory.zero_formula(stage) == text
     assert memory.zero_formula(1, optimizer_bytes_per_param=6) == "4·N + 6·N/G"
-    assert memory.activation_formula(dropout=False, attention="flash", gated_mlp=True, ffn_hidden=11008) == \
-        "s·b·h·L·(16 + 8·f/h + 4·a/h)"
+    assert (
+        memory.activation_formula(dropout=False, attention="flash", gated_mlp=True, ffn_hidden=11008)
+        == "s·b·h·L·(16 + 8·f/h + 4·a/h)"
+    )
     assert memory.activation_formula("selective", ffn_hidden=3072) == "s·b·h·L·(18 + 4·f/h)"
 
 
@@ -207,16 +234,36 @@ BAD = [
     (memory.kv_cache_bytes, dict(n_layers=32, n_kv_heads=8, head_dim=128, seq_len=0), "seq_len"),
     (memory.kv_cache_bytes, dict(n_layers=32, n_kv_heads=8, head_dim=128, seq_len=10, batch=0), "batch"),
     (memory.kv_cache_bytes, dict(n_layers=32, n_kv_heads=8, head_dim=128, seq_len=10, dtype="q4"), "q4"),
-    (memory.kv_cache_bytes_for, dict(model=SimpleNamespace(n_layers=32, n_kv_heads=8, head_dim=128), seq_len=-1), "seq_len"),
+    (
+        memory.kv_cache_bytes_for,
+        dict(model=SimpleNamespace(n_layers=32, n_kv_heads=8, head_dim=128), seq_len=-1),
+        "seq_len",
+    ),
     (memory.inference_bytes, dict(n_params=7e9, kv_bytes=-1), "kv_bytes"),
     (memory.inference_bytes, dict(n_params=0), "n_params"),
     (memory.activation_bytes, dict(seq_len=0, batch=1, hidden=64, n_layers=2, n_heads=4), "seq_len"),
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=0), "n_heads"),
-    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, tensor_parallel=0), "tensor_parallel"),
-    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, recompute="some"), "recompute"),
-    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, sequence_parallel="yes"), "sequence_parallel"),
+    (
+        memory.activation_bytes,
+        dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, tensor_parallel=0),
+        "tensor_parallel",
+    ),
+    (
+        memory.activation_bytes,
+        dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, recompute="some"),
+        "recompute",
+    ),
+    (
+        memory.activation_bytes,
+        dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, sequence_parallel="yes"),
+        "sequence_parallel",
+    ),
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, dropout="no"), "dropout"),
-    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, attention="fast"), "attention"),
+    (
+        memory.activation_bytes,
+        dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, attention="fast"),
+        "attention",
+    ),
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, ffn_hidden=0), "ffn_hidden"),
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, gated_mlp=1), "gated_mlp"),
     (memory.activation_bytes_for, dict(model="llama-2-7b", seq_len=0), "seq_len"),
@@ -229,7 +276,11 @@ BAD = [
     (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=8, stage=4), "stage"),
     (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=8, stage=-1), "stage"),
     (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=0, stage=1), "n_devices"),
-    (memory.zero_bytes_per_device, dict(n_params=1e9, n_devices=8, stage=1, optimizer_bytes_per_param=-12), "optimizer_bytes_per_param"),
+    (
+        memory.zero_bytes_per_device,
+        dict(n_params=1e9, n_devices=8, stage=1, optimizer_bytes_per_param=-12),
+        "optimizer_bytes_per_param",
+    ),
     (memory.zero_bytes_per_device, dict(n_params=0, n_devices=8, stage=1), "n_params"),
     (memory.training_bytes_per_device, dict(state_bytes=-1, activation_bytes=1e9), "state_bytes"),
     (memory.training_bytes_per_device, dict(state_bytes=1e9, activation_bytes=float("nan")), "activation_bytes"),
@@ -242,5 +293,3 @@ test_bad_input_names_the_argument, test_every_public_function_has_a_bad_input_ca
 def test_recompute_error_lists_modes():
     with pytest.raises(ValueError, match="none, selective, full"):
         memory.activation_bytes(8, 1, 64, 2, 4, recompute="partial")
-
-

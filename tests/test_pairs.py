@@ -1,6 +1,7 @@
 """The Colab edition (tools/make_colab.py): every page with code has an up-to-date, output-free Colab
 notebook, generated from the chapter sources and the executed book, deterministic, whose first cell
 installs hwlib from the repository named in _config.yml (the one place the URL lives)."""
+
 import json
 import re
 import shutil
@@ -76,8 +77,16 @@ def test_chapter_has_quiz_answers_and_recap(md):
 
 
 def colab_notebooks():
-    return sorted(p for p in [*ROOT.glob("chapters/*.ipynb"), ROOT / "calculators.ipynb", ROOT / "gallery.ipynb",
-                              *ROOT.glob("exercises/colab/*.ipynb")] if p.is_file())
+    return sorted(
+        p
+        for p in [
+            *ROOT.glob("chapters/*.ipynb"),
+            ROOT / "calculators.ipynb",
+            ROOT / "gallery.ipynb",
+            *ROOT.glob("exercises/colab/*.ipynb"),
+        ]
+        if p.is_file()
+    )
 
 
 @pytest.mark.parametrize("path", colab_notebooks(), ids=lambda p: str(p.relative_to(ROOT)))
@@ -89,8 +98,9 @@ def test_colab_notebook_install_cell_and_metadata(path):
     assert urls and set(urls) == {repository_url()}, f"install URL {urls} must be _config.yml's repository.url"
     assert not re.search(r"hwlib\[gpu", first.source), "Colab ships CuPy: the install cell must not pull a gpu extra"
     assert 'if "google.colab" in sys.modules:' in first.source
-    assert not any(c.get("outputs") or c.get("execution_count") for c in nb.cells if c.cell_type == "code"), \
+    assert not any(c.get("outputs") or c.get("execution_count") for c in nb.cells if c.cell_type == "code"), (
         "a Colab notebook ships without the build machine's outputs"
+    )
     assert sum("google.colab" in c.source for c in nb.cells if c.cell_type == "code") == 1, "one install cell"
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     gpu = bool(make_colab.MEASURES.search(text))
@@ -108,6 +118,7 @@ def test_measuring_pages_ask_for_a_gpu():
 def test_colab_button_rule_matches_the_generator():
     sys.path.insert(0, str(ROOT / "_ext"))
     from colab_links import colab_notebook
+
     assert colab_notebook("chapters/06_roofline") == "chapters/06_roofline.ipynb"
     assert colab_notebook("exercises/ex03_measure_mfu/ex03_measure_mfu") == "exercises/colab/ex03_measure_mfu.ipynb"
     assert make_colab.target(ROOT, "calculators") == ROOT / "calculators.ipynb"
@@ -120,18 +131,19 @@ def test_numbers_match_the_built_book(book):
         pytest.fail("needs the built HTML book (make book)")
     for label, (doc, number) in book.labels["equations"].items():
         page = (html / f"{doc}.html").read_text(encoding="utf-8")
-        m = re.search(rf'<span class="eqno">\((\d+)\)<a class="headerlink" href="#equation-{re.escape(label)}"',
-                      page)
-        assert m and int(m.group(1)) == number, f"{doc}: equation {label} is ({m and m.group(1)}) in the book, " \
-                                                f"({number}) in the Colab edition"
+        m = re.search(rf'<span class="eqno">\((\d+)\)<a class="headerlink" href="#equation-{re.escape(label)}"', page)
+        assert m and int(m.group(1)) == number, (
+            f"{doc}: equation {label} is ({m and m.group(1)}) in the book, ({number}) in the Colab edition"
+        )
     for term, url in book.glossary.items():
-        page, anchor = url[len(book.base):].split("#")
+        page, anchor = url[len(book.base) :].split("#")
         assert f'id="{anchor}"' in (html / page).read_text(encoding="utf-8"), f"glossary term {term}: no #{anchor}"
     for name, (doc, number) in book.labels["figures"].items():
         page = (html / f"{doc}.html").read_text(encoding="utf-8")
         m = re.search(rf'id="{re.escape(name)}".{{0,3000}}?<span class="caption-number">Fig\. (\d+)', page, re.S)
-        assert m and int(m.group(1)) == number, f"{doc}: figure {name} is Fig. {m and m.group(1)} in the book, " \
-                                                f"Fig. {number} in the Colab edition"
+        assert m and int(m.group(1)) == number, (
+            f"{doc}: figure {name} is Fig. {m and m.group(1)} in the book, Fig. {number} in the Colab edition"
+        )
 
 
 # --- the renderer on a small book of its own: drift is detected, constructs are rendered -------------
@@ -191,11 +203,14 @@ Because {glue:text}`n`.
 
 
 def small_book(tmp_path):
-    (tmp_path / "_config.yml").write_text("repository: {url: https://example.org/o/r}\n"
-                                          "html: {baseurl: https://o.example.org/r/}\n"
-                                          "bibtex_bibfiles: [references.bib]\n")
-    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: chapters/01_x\n"
-                                       "  - file: glossary\n")
+    (tmp_path / "_config.yml").write_text(
+        "repository: {url: https://example.org/o/r}\n"
+        "html: {baseurl: https://o.example.org/r/}\n"
+        "bibtex_bibfiles: [references.bib]\n"
+    )
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/01_x\n  - file: glossary\n"
+    )
     (tmp_path / "glossary.md").write_text("# Glossary\n\n```{glossary}\nwarp\n  32 threads.\n```\n")
     (tmp_path / "intro.md").write_text("# Intro\n")
     (tmp_path / "chapters").mkdir()
@@ -203,7 +218,8 @@ def small_book(tmp_path):
     (tmp_path / "references.bib").write_text(
         "@article{k1, author={Ada Lovelace and Charles Babbage and Alan Turing}, title={One}, year={1843}}\n"
         "@misc{k2, author={Grace Hopper}, title={Two}, year={1952}}\n"
-        "@misc{k3, author={Ken Thompson and others}, title={Three}, year={1969}}\n")
+        "@misc{k3, author={Ken Thompson and others}, title={Three}, year={1969}}\n"
+    )
     glue = tmp_path / "_build" / "jupyter_execute" / "chapters"
     glue.mkdir(parents=True)
     out = lambda v: {"output_type": "display_data", "metadata": {}, "data": {"text/plain": repr(v)}}  # noqa: E731
@@ -226,7 +242,9 @@ def test_small_book_renders_every_construct(tmp_path):
     assert "a [Warp](https://o.example.org/r/glossary.html#term-warp)" in md
     r = Renderer(book)
     assert r.inline("{doc}`../glossary`", "chapters/01_x") == "[Glossary](https://o.example.org/r/glossary.html)"
-    assert r.inline("{doc}`the list </glossary>`", "chapters/01_x") == "[the list](https://o.example.org/r/glossary.html)"
+    assert (
+        r.inline("{doc}`the list </glossary>`", "chapters/01_x") == "[the list](https://o.example.org/r/glossary.html)"
+    )
     assert "<details><summary><b>Answer</b></summary>\n\nIt is 3." in md
     assert "> **Note**\n>\n> A note." in md
     assert "**Quiz.** Which is right?\n\n- (a) this one\n- (b) that one\n\n<details>" in md
@@ -249,9 +267,16 @@ def test_check_detects_drift_and_names_the_command(tmp_path):
     assert stale and "stale" in stale[0] and REGEN in stale[0]
 
 
-@pytest.mark.parametrize("bad, why", [("{numref}`fig-nope`", "no label"), ("{eq}`eq-nope`", "no labelled equation"),
-                                      ("{cite}`nope`", "not in the bibliography"), ("{abbr}`X (y)`", "cannot render"),
-                                      ("{glue:text}`missing`", "not glued")])
+@pytest.mark.parametrize(
+    "bad, why",
+    [
+        ("{numref}`fig-nope`", "no label"),
+        ("{eq}`eq-nope`", "no labelled equation"),
+        ("{cite}`nope`", "not in the bibliography"),
+        ("{abbr}`X (y)`", "cannot render"),
+        ("{glue:text}`missing`", "not glued"),
+    ],
+)
 def test_unknown_constructs_fail_loudly(tmp_path, bad, why):
     book = small_book(tmp_path)
     with pytest.raises(ValueError, match=why):
@@ -274,6 +299,7 @@ def test_missing_build_says_what_to_run(tmp_path):
 
 
 def test_cli_check_mode(book):
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "make_colab.py"), "--check"],
-                         capture_output=True, text=True, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "make_colab.py"), "--check"], capture_output=True, text=True, cwd=ROOT
+    )
     assert run.returncode == 0, run.stdout + run.stderr

@@ -60,11 +60,11 @@ def test_step_time_overlap():
 
 
 def test_ddp_overlaps_only_the_backward_pass():
-    c, m = 3.0, 1.0                                   # t_fwd = 1, t_bwd = 2
+    c, m = 3.0, 1.0  # t_fwd = 1, t_bwd = 2
     # one bucket: nothing overlaps; infinitely many: t_fwd + max(t_bwd, t_comm)
     assert parallel.ddp_step_time_s(c, m, n_buckets=1) == pytest.approx(c + m)
     assert parallel.ddp_step_time_s(c, m) == pytest.approx(1.0 + 2.0)
-    assert parallel.ddp_step_time_s(c, 5.0) == pytest.approx(1.0 + 5.0)       # link-bound: forward still exposed
+    assert parallel.ddp_step_time_s(c, 5.0) == pytest.approx(1.0 + 5.0)  # link-bound: forward still exposed
     # k buckets, comm faster than production: the last bucket's reduce (m/k) is exposed
     assert parallel.ddp_step_time_s(c, m, n_buckets=4) == pytest.approx(1.0 + 2.0 + 1.0 / 4)
     # k buckets, link-bound: first bucket ready after t_bwd/k, then back to back
@@ -99,13 +99,25 @@ BAD = [
     (parallel.ring_allreduce_time_s, dict(n_bytes=1e9, n_devices=1.5, link_bandwidth=1e9), "n_devices"),
     (parallel.ring_allgather_time_s, dict(n_bytes=1e9, n_devices=0, link_bandwidth=1e9), "n_devices"),
     (parallel.ring_allgather_time_s, dict(n_bytes=-1, n_devices=2, link_bandwidth=1e9), "n_bytes"),
-    (parallel.ring_allgather_time_s, dict(n_bytes=1, n_devices=2, link_bandwidth=1e9, latency_s=float("inf")), "latency_s"),
+    (
+        parallel.ring_allgather_time_s,
+        dict(n_bytes=1, n_devices=2, link_bandwidth=1e9, latency_s=float("inf")),
+        "latency_s",
+    ),
     (parallel.data_parallel_comm_bytes, dict(n_params=0, n_devices=8), "n_params"),
     (parallel.data_parallel_comm_bytes, dict(n_params=1e9, n_devices=8, zero_stage=4), "zero_stage"),
     (parallel.data_parallel_comm_bytes, dict(n_params=1e9, n_devices=8, dtype="fp5"), "fp5"),
     (parallel.data_parallel_comm_bytes, dict(n_params=1e9, n_devices=-8), "n_devices"),
-    (parallel.tensor_parallel_comm_bytes, dict(seq_len=0, batch=1, hidden=64, n_layers=2, tensor_parallel=2), "seq_len"),
-    (parallel.tensor_parallel_comm_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, tensor_parallel=0), "tensor_parallel"),
+    (
+        parallel.tensor_parallel_comm_bytes,
+        dict(seq_len=0, batch=1, hidden=64, n_layers=2, tensor_parallel=2),
+        "seq_len",
+    ),
+    (
+        parallel.tensor_parallel_comm_bytes,
+        dict(seq_len=8, batch=1, hidden=64, n_layers=2, tensor_parallel=0),
+        "tensor_parallel",
+    ),
     (parallel.tensor_parallel_comm_bytes, dict(seq_len=8, batch=1, hidden=0, n_layers=2, tensor_parallel=2), "hidden"),
     (parallel.ddp_step_time_s, dict(compute_s=-1, comm_s=1), "compute_s"),
     (parallel.ddp_step_time_s, dict(compute_s=1, comm_s=1, n_buckets=0), "n_buckets"),
@@ -120,8 +132,11 @@ BAD = [
     (parallel.step_time_s, dict(compute_s=1, comm_s=1, overlap=[0.5, 0.6]), "overlap"),
     (parallel.backward_hides_comm_tokens, dict(comm_s=-1, n_params=1e9, peak_flops=1e15, mfu=0.4), "comm_s"),
     (parallel.backward_hides_comm_tokens, dict(comm_s=1, n_params=0, peak_flops=1e15, mfu=0.4), "n_params"),
-    (parallel.backward_hides_comm_tokens, dict(comm_s=1, n_params=1e9, peak_flops=1e15, mfu=0.4,
-                                               backward_fraction=1.5), "backward_fraction"),
+    (
+        parallel.backward_hides_comm_tokens,
+        dict(comm_s=1, n_params=1e9, peak_flops=1e15, mfu=0.4, backward_fraction=1.5),
+        "backward_fraction",
+    ),
 ]
 
 

@@ -1,4 +1,5 @@
 """hwlib.plot: figures carry their device and data source in the title; bad input is refused."""
+
 from dataclasses import dataclass
 
 import matplotlib
@@ -50,10 +51,8 @@ def test_roofline_shape_and_ridge():
 
 def test_roofline_kernels_and_measured_points():
     acc = FakeAccelerator("Toy", 2e12, {"bf16": 1e15})
-    fig, ax = plot.roofline([acc], kernels=[("axpy", 0.25), ("gemm", 1000.0, 6e14)],
-                            source="live on Toy")
-    points = [(float(l.get_xdata()[0]), float(l.get_ydata()[0])) for l in ax.get_lines()
-              if len(l.get_xdata()) == 1]
+    fig, ax = plot.roofline([acc], kernels=[("axpy", 0.25), ("gemm", 1000.0, 6e14)], source="live on Toy")
+    points = [(float(l.get_xdata()[0]), float(l.get_ydata()[0])) for l in ax.get_lines() if len(l.get_xdata()) == 1]
     assert (0.25, pytest.approx(0.5e12)) in points  # memory roof: 2e12 B/s * 0.25 FLOP/B
     assert (1000.0, pytest.approx(1e15)) in points  # compute roof
     assert (1000.0, pytest.approx(6e14)) in points  # the measured point
@@ -72,11 +71,14 @@ def test_roofline_skips_devices_without_the_precision():
         plot.roofline([b], "bf16")
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"intensity_range": (10, 1)}, "intensity_range"),
-    ({"kernels": [("bad", -1.0)]}, "intensity"),
-    ({"kernels": [("bad",)]}, "kernels"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"intensity_range": (10, 1)}, "intensity_range"),
+        ({"kernels": [("bad", -1.0)]}, "intensity"),
+        ({"kernels": [("bad",)]}, "kernels"),
+    ],
+)
 def test_roofline_bad_input(kwargs, match):
     acc = FakeAccelerator("Toy", 2e12, {"bf16": 1e15})
     with pytest.raises(ValueError, match=match):
@@ -96,17 +98,26 @@ def test_source_label():
 
 # --- measured sweeps (synthetic records in the hwlib.bench format) ---------------------------------
 
+
 def _device(name="Test Device", **extra):
     return {"name": name, "kind": "cpu", "l2_bytes": 1 << 19, "l3_bytes": 32 << 20, **extra}
 
 
 def _rec(experiment, results, source="live", name="Test Device", **extra):
-    return {"experiment": experiment, "source": source, "date": "2026-03-04T05:06:07+00:00",
-            "device": _device(name), "backend": "numpy", "parameters": {}, "results": results, **extra}
+    return {
+        "experiment": experiment,
+        "source": source,
+        "date": "2026-03-04T05:06:07+00:00",
+        "device": _device(name),
+        "backend": "numpy",
+        "parameters": {},
+        "results": results,
+        **extra,
+    }
 
 
 def _sweep():
-    return [{"working_set_bytes": 3 * 2 ** k, "bytes_per_s": 1e10 * (2 if k < 20 else 1)} for k in range(14, 26)]
+    return [{"working_set_bytes": 3 * 2**k, "bytes_per_s": 1e10 * (2 if k < 20 else 1)} for k in range(14, 26)]
 
 
 def test_bandwidth_sweep_titles_live_and_recorded():
@@ -123,13 +134,17 @@ def test_bandwidth_sweep_titles_live_and_recorded():
 
 
 def test_matmul_sweep_draws_spec_peak_for_known_device():
-    rows = [{"shape": "square", "dtype": "float16", "size": s, "flops_per_s": 1e12 * s / 1024} for s in (256, 512, 1024)]
+    rows = [
+        {"shape": "square", "dtype": "float16", "size": s, "flops_per_s": 1e12 * s / 1024} for s in (256, 512, 1024)
+    ]
     rec = _rec("matmul", rows, name="Tesla T4")
     rec["device"]["spec"] = "T4"
     fig, ax = plot.matmul_sweep(rec)
     assert "E2 matmul throughput (square) - live on Tesla T4" == ax.get_title()
-    assert any(l.get_label().startswith("float16 spec peak") and l.get_ydata()[0] == pytest.approx(65e12)
-               for l in ax.get_lines())
+    assert any(
+        l.get_label().startswith("float16 spec peak") and l.get_ydata()[0] == pytest.approx(65e12)
+        for l in ax.get_lines()
+    )
     with pytest.raises(ValueError, match="shape"):
         plot.matmul_sweep(rec, shape="tall")
 
@@ -144,8 +159,10 @@ def test_decode_plot_has_bound_line():
 
 
 def test_measured_roofline_with_spec_and_empirical_roof():
-    rows = [{"dtype": "float32", "intensity": i, "flops_per_s": min(1e11, 1e10 * i), "bytes_per_s": 1e10}
-            for i in (0.25, 1.0, 4.0, 16.0, 64.0)]
+    rows = [
+        {"dtype": "float32", "intensity": i, "flops_per_s": min(1e11, 1e10 * i), "bytes_per_s": 1e10}
+        for i in (0.25, 1.0, 4.0, 16.0, 64.0)
+    ]
     fig, ax = plot.measured_roofline(_rec("roofline", rows), spec=FakeAccelerator("Toy", 2e10, {"fp32": 2e11}))
     assert ax.get_title() == "Empirical roofline - live on Test Device"
     emp = [l for l in ax.get_lines() if l.get_label() == "float32: empirical roof"][0]
@@ -156,8 +173,9 @@ def test_measured_roofline_with_spec_and_empirical_roof():
 
 
 def test_generic_sweep_with_theory_line():
-    fig, ax = plot.sweep([1, 2, 4], [1.0, 2.0, 3.0], "live on X", theory=5.0, theory_label="peak",
-                         title="T - live on X", yunit="B/s")
+    fig, ax = plot.sweep(
+        [1, 2, 4], [1.0, 2.0, 3.0], "live on X", theory=5.0, theory_label="peak", title="T - live on X", yunit="B/s"
+    )
     theory = [l for l in ax.get_lines() if l.get_label() == "peak"][0]
     assert list(theory.get_ydata()) == [5.0, 5.0, 5.0] and ax.get_title() == "T - live on X"
 

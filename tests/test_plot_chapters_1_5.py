@@ -26,7 +26,7 @@ def _dev(name, kind="cpu", **extra):
 
 
 def test_bandwidth_sweep_with_a_published_curve_and_cpu_caches():
-    sweep = [{"working_set_bytes": 3 * 2 ** k, "bytes_per_s": 1e10 * (2 if k < 20 else 1)} for k in range(14, 24)]
+    sweep = [{"working_set_bytes": 3 * 2**k, "bytes_per_s": 1e10 * (2 if k < 20 else 1)} for k in range(14, 24)]
     rec = {"source": "live", "device": _dev("CPU: Test", l1_bytes=48 << 10, l2_bytes=2 << 20), "sweep": sweep}
     pub = ([1e6, 1e8], [1e13, 4e12], "published (not ours): H200", 50 << 20)
     fig, ax = plot.bandwidth_sweep(rec, published=pub, theory=False)
@@ -36,7 +36,7 @@ def test_bandwidth_sweep_with_a_published_curve_and_cpu_caches():
     assert {t.get_text() for t in ax.texts} == {"L1 48.0 KiB", "L2 2.00 MiB"}
     assert ax.get_title() == "Bandwidth vs working set - live on CPU: Test"
     fig, ax = plot.bandwidth_sweep({"source": "live", "device": _dev("x"), "sweep": []}, published=pub)
-    assert "published (not ours): H200" in _labels(ax)          # a failed sweep still shows the published one
+    assert "published (not ours): H200" in _labels(ax)  # a failed sweep still shows the published one
     with pytest.raises(ValueError, match="sweep"):
         plot.bandwidth_sweep({"source": "live", "device": _dev("x")})
 
@@ -50,8 +50,10 @@ def test_tile_bars_are_the_tiles_and_hierarchy_bars_the_values():
     assert _labels(ax) == ["FP32 (4 B/element)", "BF16 (2 B/element)"]
     with pytest.raises(ValueError, match="every"):
         plot.tile_bars({}, tiers, fmts, "t")
-    rows = [("L2", (50e6, "spec"), (1e13, "published"), (1.5e-7, "published")),
-            ("host", (1e12, "published"), (6.4e10, "spec"), None)]
+    rows = [
+        ("L2", (50e6, "spec"), (1e13, "published"), (1.5e-7, "published")),
+        ("host", (1e12, "published"), (6.4e10, "spec"), None),
+    ]
     fig, axes = plot.hierarchy_bars(rows, "H")
     assert sorted(p.get_width() for p in axes[0].patches) == pytest.approx([50e6, 1e12])
     assert mcolors.to_hex(axes[1].patches[0].get_facecolor()) == plot.SOURCE_COLOR["published"].lower()
@@ -61,14 +63,22 @@ def test_tile_bars_are_the_tiles_and_hierarchy_bars_the_values():
 
 
 def _e6_cpu():
-    return {"device": _dev("CPU: Test", cores=4), "results": [{"threads": t, "bytes_per_s": 1e10 * t} for t in (1, 2, 4)]}
+    return {
+        "device": _dev("CPU: Test", cores=4),
+        "results": [{"threads": t, "bytes_per_s": 1e10 * t} for t in (1, 2, 4)],
+    }
 
 
 def test_littles_law_bound_is_min_of_bandwidth_and_flight_over_latency():
     h200 = specs.get("H200")
-    fig, (ax, ax2) = plot.littles_law(_e6_cpu(), ([1e5, 1e6], [1e11, 1e12], "published (not ours): H200"),
-                                      bounds=[(h200.name, h200.bandwidth, "-")], latency_s=4e-7, fit_latency_s=5e-7,
-                                      marks=[(1e6, "mark")])
+    fig, (ax, ax2) = plot.littles_law(
+        _e6_cpu(),
+        ([1e5, 1e6], [1e11, 1e12], "published (not ours): H200"),
+        bounds=[(h200.name, h200.bandwidth, "-")],
+        latency_s=4e-7,
+        fit_latency_s=5e-7,
+        marks=[(1e6, "mark")],
+    )
     bound = next(ln for ln in ax.get_lines() if ln.get_label().startswith("bound: H200"))
     x = bound.get_xdata()
     np.testing.assert_allclose(bound.get_ydata(), np.minimum(h200.bandwidth, x / 4e-7))
@@ -80,9 +90,12 @@ def test_littles_law_bound_is_min_of_bandwidth_and_flight_over_latency():
 
 def test_divergence_model_curves_and_measured_points():
     p = np.linspace(0, 1, 11)
-    paths = {32: (1 - p ** 32) + (1 - (1 - p) ** 32)}
-    run = {"source": "live", "device": _dev("Tesla T4", "gpu"),
-           "results": [{"pattern": "random", "slowdown": 1.9}, {"pattern": "4-way", "ways": 4, "slowdown": 3.8}]}
+    paths = {32: (1 - p**32) + (1 - (1 - p) ** 32)}
+    run = {
+        "source": "live",
+        "device": _dev("Tesla T4", "gpu"),
+        "results": [{"pattern": "random", "slowdown": 1.9}, {"pattern": "4-way", "ways": 4, "slowdown": 3.8}],
+    }
     fig, (ax, ax2) = plot.divergence(p, paths, [(run, "live")])
     np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), paths[32])
     assert "random: live on Tesla T4" in _labels(ax)
@@ -120,14 +133,29 @@ def test_balance_figures_use_the_spec_sheet():
 
 
 def test_fusion_and_skinny_matmul():
-    rows = [{"variant": v, "n": n, "seconds": 1e-9 * n * k} for k, v in enumerate(["expression", "fuse"], 1)
-            for n in (1000, 10000)]
+    rows = [
+        {"variant": v, "n": n, "seconds": 1e-9 * n * k}
+        for k, v in enumerate(["expression", "fuse"], 1)
+        for n in (1000, 10000)
+    ]
     rec = {"device": _dev("CPU: Test"), "parameters": {"dtype": "float32"}, "results": rows}
     fig, (ax1, ax2) = plot.fusion(rec, e4_fusion.ACCESSES, e4_fusion.PASSES)
-    assert sorted(p.get_height() for p in ax1.patches) == [4 * e4_fusion.ACCESSES["fuse"], 4 * e4_fusion.ACCESSES["expression"]]
+    assert sorted(p.get_height() for p in ax1.patches) == [
+        4 * e4_fusion.ACCESSES["fuse"],
+        4 * e4_fusion.ACCESSES["expression"],
+    ]
     assert ax2.get_title() == "Measured: live on CPU: Test"
-    skinny = [{"shape": "skinny", "dtype": "float32", "batch": b, "flops_per_s": 1e9 * b, "intensity": b / 2.0,
-               "seconds": 1e-3} for b in (1, 8, 64)]
+    skinny = [
+        {
+            "shape": "skinny",
+            "dtype": "float32",
+            "batch": b,
+            "flops_per_s": 1e9 * b,
+            "intensity": b / 2.0,
+            "seconds": 1e-3,
+        }
+        for b in (1, 8, 64)
+    ]
     mm = {"source": "live", "device": _dev("CPU: Test"), "results": skinny, "date": "2026-01-01"}
     batch = np.arange(1, 65)
     h100 = specs.get("H100 SXM")
@@ -140,7 +168,7 @@ def test_fusion_and_skinny_matmul():
 def test_format_figures():
     fig, ax = plot.bit_layout(np.pi, ["fp16", "bf16"])
     assert [t.get_text() for t in ax.texts].count("fp16") == 1
-    assert sum(1 for p in ax.patches if p.get_width() > 0) == 32            # 16 + 16 bits drawn
+    assert sum(1 for p in ax.patches if p.get_width() > 0) == 32  # 16 + 16 bits drawn
     g = np.array([1e-9, 1e-3, 1.0])
     fig, axes = plot.loss_scaling(g, {1.0: {"zero": 0.5, "bad": 0.25}})
     assert axes[0].get_title() == "scale 1: 50.0% become 0, 25.0% off by >1 %"

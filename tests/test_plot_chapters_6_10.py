@@ -1,6 +1,7 @@
 """Figures of chapters 6-10 (hwlib.plot.intensity, scaling, budgets, serving, pitfalls, ticks): each
 draws what the hwlib formula it names computes, labels where its numbers come from, and refuses bad
 input. The chapters' cells are checked by tests/test_chapter_code.py; calculators.md and gallery.md here."""
+
 import sys
 from pathlib import Path
 
@@ -29,7 +30,9 @@ def test_matmul_intensity_vs_size_ridges_use_each_parts_best_16_bit_format():
     fig, ax = plot.matmul_intensity_vs_size(["T4", "H100 SXM"], sizes=[16, 1024])
     t4, h100 = specs.get("T4"), specs.get("H100 SXM")
     assert _line(ax, "ridge point T4 (fp16, spec sheet)").get_ydata()[0] == pytest.approx(t4.ridge_point("fp16"))
-    assert _line(ax, "ridge point H100 SXM (bf16, spec sheet)").get_ydata()[0] == pytest.approx(h100.ridge_point("bf16"))
+    assert _line(ax, "ridge point H100 SXM (bf16, spec sheet)").get_ydata()[0] == pytest.approx(
+        h100.ridge_point("bf16")
+    )
     curve = _line(ax, "square matmul, bf16: 2N/(3·2)")
     np.testing.assert_allclose(curve.get_ydata(), 2 * np.array([16, 1024]) / (3 * 2))
 
@@ -63,8 +66,9 @@ def test_zero_memory_curves_are_zero_bytes_per_device_and_gpu_memory_is_marked()
 
 def test_pipeline_bubble_curves_follow_the_formula():
     fig, ax = plot.pipeline_bubble(stages=[4, 16], interleaved=(16, 4), max_microbatches=8)
-    np.testing.assert_allclose(_line(ax, "p = 4 stages").get_ydata(),
-                               [parallel.pipeline_bubble_fraction(4, m) for m in range(1, 9)])
+    np.testing.assert_allclose(
+        _line(ax, "p = 4 stages").get_ydata(), [parallel.pipeline_bubble_fraction(4, m) for m in range(1, 9)]
+    )
     dashed = _line(ax, "p = 16, interleaved (v = 4)")
     assert dashed.get_ydata()[-1] == pytest.approx(parallel.pipeline_bubble_fraction(16, 8, virtual_stages=4))
     fig, ax = plot.pipeline_bubble(stages=[4], interleaved=None, max_microbatches=4)
@@ -107,7 +111,7 @@ def test_training_and_inference_memory_in_gb():
     fig, ax = plot.inference_memory(["Llama 3 8B"], context=4096, max_batch=4)
     total = _line(ax, "Llama 3 8B: weights + KV cache").get_ydata()
     l3 = models.get("Llama 3 8B")
-    want = (memory.weights_bytes(l3.n_params(), "bf16") + memory.kv_cache_bytes_for(l3, 4096, batch=np.arange(1, 5)))
+    want = memory.weights_bytes(l3.n_params(), "bf16") + memory.kv_cache_bytes_for(l3, 4096, batch=np.arange(1, 5))
     np.testing.assert_allclose(total, want / units.GB)
 
 
@@ -204,9 +208,14 @@ def test_book_pages_outside_the_chapters_draw_through_hwlib(page):
 def test_finish_axes():
     fig, ax = matplotlib.pyplot.subplots()
     ax.plot([1, 2, 4], [1, 2, 3], label="x")
-    assert plot.finish_axes(ax, "batch", "rate", "t", xbase2=True, yformatter=matplotlib.ticker.PercentFormatter(1.0)) is ax
+    assert (
+        plot.finish_axes(ax, "batch", "rate", "t", xbase2=True, yformatter=matplotlib.ticker.PercentFormatter(1.0))
+        is ax
+    )
     assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title(), ax.get_xscale()) == ("batch", "rate", "t", "log")
-    assert ax.get_legend() is not None and isinstance(ax.yaxis.get_major_formatter(), matplotlib.ticker.PercentFormatter)
+    assert ax.get_legend() is not None and isinstance(
+        ax.yaxis.get_major_formatter(), matplotlib.ticker.PercentFormatter
+    )
     fig, ax = matplotlib.pyplot.subplots()
     plot.finish_axes(ax, "a", "b", "c", legend_fontsize=None)
     assert ax.get_legend() is None and ax.get_xscale() == "linear"
@@ -217,4 +226,5 @@ def test_matmul_bytes_with_matmul_flops_gives_matmul_intensity():
 
     assert roofline.matmul_bytes(64, 8192, 8192, 2) == (64 * 8192 * 2 + 8192 * 8192) * 2
     assert flops.matmul_flops(64, 8192, 4096) / roofline.matmul_bytes(64, 8192, 4096, "bf16") == pytest.approx(
-        roofline.matmul_intensity(64, 8192, 4096, 2))
+        roofline.matmul_intensity(64, 8192, 4096, 2)
+    )

@@ -29,7 +29,7 @@ def test_groups_are_labelled_and_the_right_margin_kept():
     assert {t.get_text() for t in ax.texts} == {"FP32", "16-bit"}
     assert ax.get_xlim()[1] == pytest.approx(1e15 * 300)
     y = sorted(p.get_y() for p in ax.patches)
-    assert y[-1] - y[-2] > y[1] - y[0]            # the gap between the two groups
+    assert y[-1] - y[-2] > y[1] - y[0]  # the gap between the two groups
 
 
 def test_bad_bars_refused():
@@ -44,7 +44,7 @@ def test_sm_limits_are_the_file_through_the_compute_capability():
     cc = raw["parts"]["H100 SXM"]
     lim = hierarchy.sm_limits("H100 SXM")
     assert lim["max_threads_per_sm"] == hierarchy.value(raw["compute_capabilities"][cc]["max_threads_per_sm"])
-    assert lim["max_threads_per_sm"] * specs.get("H100 SXM").compute_units == 270336    # 132 SMs x 2048
+    assert lim["max_threads_per_sm"] * specs.get("H100 SXM").compute_units == 270336  # 132 SMs x 2048
     assert set(hierarchy.parts()) >= {"T4", "H100 SXM", "H200"}
     with pytest.raises(KeyError, match="hierarchy.yaml parts has no entry 'B200'.*H100 SXM"):
         hierarchy.sm_limits("B200")
@@ -53,7 +53,7 @@ def test_sm_limits_are_the_file_through_the_compute_capability():
 def test_latency_is_cycles_over_clock():
     lat = hierarchy.latency("H100 PCIe")
     assert hierarchy.latency_s("dram") == pytest.approx(lat["dram_cycles"] / lat["clock_hz"])
-    assert 2e-7 < hierarchy.latency_s("dram") < 1e-6                    # a few hundred ns (published chase)
+    assert 2e-7 < hierarchy.latency_s("dram") < 1e-6  # a few hundred ns (published chase)
     with pytest.raises(KeyError, match="no tier 'l9'.*dram"):
         hierarchy.latency_s("l9")
     with pytest.raises(KeyError, match="no section 'nope'"):
@@ -69,8 +69,12 @@ def test_published_rate_prefers_the_common_benchmark():
 
 def test_ok_records_drops_what_did_not_run(monkeypatch):
     """Synthetic shipped records: one that ran, one skipped, one failed; only the first is drawn."""
-    runs = [{"status": "ok", "name": "a"}, {"status": "skipped", "reason": "no bf16", "name": "b"},
-            {"status": "failed", "reason": "out of memory", "name": "c"}, {"name": "d"}]
+    runs = [
+        {"status": "ok", "name": "a"},
+        {"status": "skipped", "reason": "no bf16", "name": "b"},
+        {"status": "failed", "reason": "out of memory", "name": "c"},
+        {"name": "d"},
+    ]
     monkeypatch.setattr(recorded, "load_all", lambda experiment: runs if experiment == "bandwidth" else [])
     assert [r["name"] for r in recorded.ok_records("bandwidth")] == ["a", "d"]
     assert recorded.ok_records("matmul") == []

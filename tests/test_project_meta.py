@@ -1,6 +1,7 @@
 """The project's own promises: one version, licences that say what covers what, a citation file
 that agrees with the book's configuration, no glued value that no page uses, and a contributor
 guide whose list of transpiler-constrained modules matches what the pages really compile."""
+
 from __future__ import annotations
 
 import importlib
@@ -26,6 +27,7 @@ def pyproject() -> dict:
 
 # --- one version ---------------------------------------------------------------------------------
 
+
 def test_the_version_lives_in_one_place():
     project = pyproject()["project"]
     assert "version" not in project and "version" in project["dynamic"]
@@ -42,6 +44,7 @@ def test_the_changelog_describes_this_version():
 
 
 # --- licences -------------------------------------------------------------------------------------
+
 
 def test_code_and_text_licences_are_declared_and_shipped():
     project = pyproject()["project"]
@@ -109,12 +112,16 @@ def test_no_glued_value_goes_unused(page):
     """A value computed and glued but never shown is either dead code or a sentence that was lost."""
     text = page.read_text(encoding="utf-8")
     used = used_names(text)
-    unused = [n.pattern if pat else n for n, pat in glued_names(text)
-              if not (any(n.match(u) for u in used) if pat else n in used)]
+    unused = [
+        n.pattern if pat else n
+        for n, pat in glued_names(text)
+        if not (any(n.match(u) for u in used) if pat else n in used)
+    ]
     assert unused == [], f"{page.name}: glued but never used in the prose: {unused}"
 
 
 # --- the transpiler's contract ---------------------------------------------------------------------
+
 
 def _transpiled_modules() -> set[str]:
     """Modules holding functions that the in-page calculators compile to JavaScript."""

@@ -1,4 +1,5 @@
 """Property-based tests (hypothesis) of the calculators: roofs, monotonicity, linearity, ranges."""
+
 import math
 
 import pytest
@@ -21,6 +22,7 @@ frac = st.floats(min_value=1e-3, max_value=1.0)
 
 
 # --- roofline ---------------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(pos, peak, bw)
@@ -64,6 +66,7 @@ def test_little_law_linear(latency, b, f):
 
 # --- memory -----------------------------------------------------------------------------------
 
+
 @SETTINGS
 @given(params, params, dtype)
 def test_weights_monotone_and_linear(n1, n2, d):
@@ -84,15 +87,24 @@ def test_kv_cache_linear_in_seq_and_batch(layers, heads, dim, seq, batch, k, d):
 
 
 @SETTINGS
-@given(count, small, st.sampled_from([256, 1024, 4096]), small, st.sampled_from([1, 2, 4, 8]),
-       st.sampled_from(memory.RECOMPUTE), factor)
+@given(
+    count,
+    small,
+    st.sampled_from([256, 1024, 4096]),
+    small,
+    st.sampled_from([1, 2, 4, 8]),
+    st.sampled_from(memory.RECOMPUTE),
+    factor,
+)
 def test_activations_monotone(seq, batch, hidden, layers, heads, mode, k):
     a = memory.activation_bytes(seq, batch, hidden, layers, heads, recompute=mode)
     assert memory.activation_bytes(k * seq, batch, hidden, layers, heads, recompute=mode) >= k * a * (1 - 1e-12)
     assert memory.activation_bytes(seq, k * batch, hidden, layers, heads, recompute=mode) == pytest.approx(k * a)
-    assert memory.activation_bytes(seq, batch, hidden, layers, heads, recompute="full") <= \
-        memory.activation_bytes(seq, batch, hidden, layers, heads, recompute="selective") <= \
-        memory.activation_bytes(seq, batch, hidden, layers, heads, recompute="none")
+    assert (
+        memory.activation_bytes(seq, batch, hidden, layers, heads, recompute="full")
+        <= memory.activation_bytes(seq, batch, hidden, layers, heads, recompute="selective")
+        <= memory.activation_bytes(seq, batch, hidden, layers, heads, recompute="none")
+    )
 
 
 @SETTINGS
@@ -107,6 +119,7 @@ def test_zero_non_increasing_in_stage_and_devices(n, g1, g2, k):
 
 
 # --- flops ------------------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(params, params, factor)
@@ -143,13 +156,14 @@ def test_decode_linear_in_batch_without_kv(w, b, batch):
 
 # --- parallel ---------------------------------------------------------------------------------
 
+
 @SETTINGS
 @given(count, count, st.integers(min_value=1, max_value=8))
 def test_pipeline_bubble_in_unit_interval(p, m, v):
     f = parallel.pipeline_bubble_fraction(p, m, v)
     assert 0 <= f < 1
-    assert parallel.pipeline_bubble_fraction(p, m + 1, v) <= f          # more micro-batches, less bubble
-    assert parallel.pipeline_bubble_fraction(p + 1, m, v) >= f          # more stages, more bubble
+    assert parallel.pipeline_bubble_fraction(p, m + 1, v) <= f  # more micro-batches, less bubble
+    assert parallel.pipeline_bubble_fraction(p + 1, m, v) >= f  # more stages, more bubble
 
 
 @SETTINGS

@@ -1,13 +1,16 @@
 """Numbers come from code: chapter prose (outside code cells and math) carries no hand-typed
 quantity with a unit — those must be glued from a computation."""
+
 import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-UNIT = (r"(TB/s|GB/s|GiB|MiB|KiB|TiB|GB|MB|KB|TB|PFLOP|TFLOP|GFLOP|FLOP/s|FLOPs?|ms|µs|us|ns|"
-        r"hours?|days?|months?|W|%|\$)")
+UNIT = (
+    r"(TB/s|GB/s|GiB|MiB|KiB|TiB|GB|MB|KB|TB|PFLOP|TFLOP|GFLOP|FLOP/s|FLOPs?|ms|µs|us|ns|"
+    r"hours?|days?|months?|W|%|\$)"
+)
 QUANTITY = re.compile(r"(?<![\w.\-/])\$?\d[\d.,]*\s?" + UNIT + r"(?![A-Za-z])")
 
 

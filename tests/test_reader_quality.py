@@ -1,5 +1,6 @@
 """Reader quality of the figures: colour-blind-safe colours (Okabe & Ito 2008) that stay apart under
 simulated colour-vision deficiency, and never colour alone where series must be told apart."""
+
 from __future__ import annotations
 
 import itertools
@@ -20,18 +21,22 @@ from hwlib import gallery  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 # Machado, Oliveira & Fernandes (2009), full-severity simulation matrices, applied in linear RGB.
-CVD = {"protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
-       "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
-       "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]]}
+CVD = {
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+}
 
 
 def _linear(hex_colour: str) -> np.ndarray:
-    c = np.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]) / 255
+    c = np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)]) / 255
     return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
 
 
 def _lab(linear_rgb: np.ndarray) -> np.ndarray:
-    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ np.clip(linear_rgb, 0, 1)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ np.clip(
+        linear_rgb, 0, 1
+    )
     t = xyz / np.array([0.95047, 1.0, 1.08883])
     f = np.where(t > 0.008856, np.cbrt(t), 7.787 * t + 16 / 116)
     return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
@@ -70,14 +75,19 @@ def test_the_roofline_explorer_uses_the_palette_and_distinct_markers():
     colours = re.search(r"const COLORS = \[([^\]]*)\]", js).group(1)
     shapes = re.search(r"const SHAPES = \[([^\]]*)\]", js).group(1)
     assert {c.upper() for c in re.findall(r'"(#[0-9A-Fa-f]{6})"', colours)} <= set(OKABE_ITO)
-    assert len(set(re.findall(r'"([a-z-]+)"', shapes))) == 6          # a shape per kernel, not colour alone
+    assert len(set(re.findall(r'"([a-z-]+)"', shapes))) == 6  # a shape per kernel, not colour alone
 
 
 def test_the_gallery_chart_tells_recorded_from_published_without_colour():
     published = [{"device": "X", "experiment": "bandwidth", "fraction_of_spec": 0.8}]
-    run = {"schema": recorded.SCHEMA, "schema_version": 1, "date": "2026-11-30", "backend": "cupy",
-           "device": {"name": "NVIDIA H100 80GB HBM3", "kind": "gpu"},
-           "records": {"bandwidth": {"status": "ok", "results": [{"bytes_per_s": 3e12}]}}}
+    run = {
+        "schema": recorded.SCHEMA,
+        "schema_version": 1,
+        "date": "2026-11-30",
+        "backend": "cupy",
+        "device": {"name": "NVIDIA H100 80GB HBM3", "kind": "gpu"},
+        "records": {"bandwidth": {"status": "ok", "results": [{"bytes_per_s": 3e12}]}},
+    }
     fig, ax = gallery.figure([run], published)
     hatches = {p.get_hatch() for p in ax.patches}
     plt.close(fig)
@@ -88,8 +98,14 @@ def test_each_chart_of_chapters_1_to_5_has_one_home():
     """Issue 13: the per-format matmul speed chart lives in chapter 2 and the peak-vs-bandwidth growth
     chart in chapter 4; the other chapters cross-reference them instead of drawing near-copies."""
     pages = {p.name: p.read_text() for p in sorted((ROOT / "chapters").glob("*.md"))}
-    speed = [n for n, t in pages.items() if re.search(r"(set_title\(|source_bars\(\w+, )\"Mat(mul throughput|rix multiply speed) per format", t)]
-    growth = [n for n, t in pages.items() if re.search(r"peak_growth|plot\.peak_vs_bandwidth\(|Arithmetic outgrows memory", t)]
+    speed = [
+        n
+        for n, t in pages.items()
+        if re.search(r"(set_title\(|source_bars\(\w+, )\"Mat(mul throughput|rix multiply speed) per format", t)
+    ]
+    growth = [
+        n for n, t in pages.items() if re.search(r"peak_growth|plot\.peak_vs_bandwidth\(|Arithmetic outgrows memory", t)
+    ]
     assert speed == ["02_gpu_anatomy.md"], speed
     assert growth == ["04_arithmetic_intensity.md"], growth
     names = [m for t in pages.values() for m in re.findall(r"^\s*name: (fig-[\w-]+)", t, flags=re.M)]

@@ -1,5 +1,6 @@
 """hwlib.bench.recorded: runs survive a save/load round trip, are labelled as recorded, bad files are
 refused with a clear message; published numbers carry a source and are marked as not ours."""
+
 import json
 
 import pytest
@@ -13,6 +14,7 @@ def run(monkeypatch):
     monkeypatch.setenv(backend.ENV_VAR, "numpy")
     backend._cache.clear()
     from hwlib import bench
+
     recs = {"fusion": bench.fusion(sizes=[1 << 12], samples=1), "divergence": bench.divergence()}
     yield recorded.make_run(recs, quick=True)
     backend._cache.clear()
@@ -31,12 +33,15 @@ def test_round_trip(tmp_path, run):
     assert recorded.label(run).startswith("recorded on")  # a run is recorded even before it is saved
 
 
-@pytest.mark.parametrize("change, match", [
-    (lambda r: r.pop("records"), "missing keys"),
-    (lambda r: r.update(schema="something else"), "schema must be"),
-    (lambda r: r.update(schema_version=99), "schema_version"),
-    (lambda r: r.update(device={"kind": "gpu"}), "device"),
-])
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda r: r.pop("records"), "missing keys"),
+        (lambda r: r.update(schema="something else"), "schema must be"),
+        (lambda r: r.update(schema_version=99), "schema_version"),
+        (lambda r: r.update(device={"kind": "gpu"}), "device"),
+    ],
+)
 def test_load_refuses_bad_runs(tmp_path, run, change, match):
     change(run)
     path = tmp_path / "bad.json"
@@ -75,8 +80,11 @@ def shipping_problems(runs) -> list:
     for run in runs:
         if run["backend"] != "cupy" or run["device"].get("kind") != "gpu":
             problems.append(f"{run['path']}: backend {run['backend']!r} on a {run['device'].get('kind')!r} device")
-        problems += [f"{run['path']}: record {name} is not marked recorded"
-                     for name, r in run["records"].items() if r.get("source") != "recorded"]
+        problems += [
+            f"{run['path']}: record {name} is not marked recorded"
+            for name, r in run["records"].items()
+            if r.get("source") != "recorded"
+        ]
     return problems
 
 
@@ -116,4 +124,3 @@ def test_published_measurements_have_sources():
     t4 = [m for m in ms if m["device"].startswith("T4") and m.get("precision") == "fp16"]
     assert {round(m["value"] / 1e12) for m in t4} == {42, 24}  # burst vs power-capped sustained
     assert plot.source_label("published", "T4") == "published (not ours): T4"
-

@@ -15,7 +15,7 @@ import pytest
 from hwlib import calculator, cli, cli_calc, memory, models, specs
 
 HWLIB = Path(calculator.__file__).resolve().parent
-NOT_CALCULATORS = {"bench", "grade", "grade-package"}     # measurement and grading commands, with their own formats
+NOT_CALCULATORS = {"bench", "grade", "grade-package"}  # measurement and grading commands, with their own formats
 
 # One invocation per calculator command (and per variant with different quantities).
 COMMANDS = [
@@ -58,6 +58,7 @@ def documents():
     for argv in COMMANDS:
         import io
         from contextlib import redirect_stdout
+
         buf = io.StringIO()
         with redirect_stdout(buf):
             assert cli.main([*argv, "--json"]) == 0, argv
@@ -77,7 +78,7 @@ def test_every_calculator_command_is_exercised():
 
 def test_every_document_has_the_one_schema(documents):
     for argv, doc in documents:
-        calculator.validate(doc)                                   # raises naming what is wrong
+        calculator.validate(doc)  # raises naming what is wrong
         assert doc["command"] == argv[0]
         assert doc["quantities"], argv
         assert set(doc) == set(calculator.SCHEMA)
@@ -100,11 +101,16 @@ def test_validate_rejects_other_shapes():
 
 def _dynamic_formulas() -> dict:
     """Formula texts that depend on arguments, by the function whose value they label."""
-    acts = {memory.activation_formula(r, d, a, gated_mlp=g, ffn_hidden=f)
-            for r, d, a, g, f in itertools.product(memory.RECOMPUTE, (True, False), memory.ATTENTION,
-                                                   (True, False), (None, 1))}
-    return {"hwlib.memory.zero_bytes_per_device": {memory.zero_formula(s) for s in range(4)},
-            "hwlib.memory.activation_bytes_for": acts}
+    acts = {
+        memory.activation_formula(r, d, a, gated_mlp=g, ffn_hidden=f)
+        for r, d, a, g, f in itertools.product(
+            memory.RECOMPUTE, (True, False), memory.ATTENTION, (True, False), (None, 1)
+        )
+    }
+    return {
+        "hwlib.memory.zero_bytes_per_device": {memory.zero_formula(s) for s in range(4)},
+        "hwlib.memory.activation_bytes_for": acts,
+    }
 
 
 def _owner(function: str):
@@ -123,7 +129,7 @@ def test_every_formula_comes_from_the_formulas_beside_its_function(documents):
     seen = 0
     for argv, doc in documents:
         for q in doc["quantities"]:
-            if not q["formula"]:      # an input or a number read from the sheet: no formula to show
+            if not q["formula"]:  # an input or a number read from the sheet: no formula to show
                 assert q["function"].startswith("argument ") or q["function"] == "hwlib.specs.get", (argv, q)
                 continue
             module, name = _owner(q["function"])
@@ -138,13 +144,12 @@ def test_every_formula_comes_from_the_formulas_beside_its_function(documents):
 
 
 def test_the_formula_homes_name_real_functions():
-    for mod in ("flops", "roofline", "memory", "models", "specs", "diagnose", "moe", "finetune", "energy",
-                "attention"):
+    for mod in ("flops", "roofline", "memory", "models", "specs", "diagnose", "moe", "finetune", "energy", "attention"):
         module = importlib.import_module(f"hwlib.{mod}")
         for key in module.FORMULAS:
             head, *rest = key.split(".")
             obj = getattr(module, head, None)
-            if isinstance(obj, type):            # "Class.method"
+            if isinstance(obj, type):  # "Class.method"
                 obj = getattr(obj, rest[0], None)
             # a function, or "function.part" for one entry of the dict it returns
             assert callable(obj), f"hwlib.{mod}.FORMULAS[{key!r}] names no function of hwlib.{mod}"
@@ -153,9 +158,14 @@ def test_the_formula_homes_name_real_functions():
 def _strings(path: Path):
     """Every string constant and f-string piece in a module's code (docstrings excluded)."""
     tree = ast.parse(path.read_text())
-    docs = {id(n.body[0].value) for n in ast.walk(tree)
-            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
-            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    docs = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
             yield node.lineno, node.value
@@ -163,8 +173,7 @@ def _strings(path: Path):
 
 def _all_formulas() -> set:
     texts = set()
-    for mod in ("flops", "roofline", "memory", "models", "specs", "diagnose", "moe", "finetune", "energy",
-                "attention"):
+    for mod in ("flops", "roofline", "memory", "models", "specs", "diagnose", "moe", "finetune", "energy", "attention"):
         texts |= set(importlib.import_module(f"hwlib.{mod}").FORMULAS.values())
     return texts | set().union(*_dynamic_formulas().values())
 
@@ -178,10 +187,15 @@ def test_no_formula_text_is_typed_in_the_calculator_or_the_command_line(name):
     tree = ast.parse((HWLIB / name).read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in (
-                "put", "Quantity"):
+            "put",
+            "Quantity",
+        ):
             formula = node.args[4] if len(node.args) > 4 else None
-            ok = formula is None or not isinstance(formula, (ast.JoinedStr, ast.BinOp)) and not (
-                isinstance(formula, ast.Constant) and formula.value)
+            ok = (
+                formula is None
+                or not isinstance(formula, (ast.JoinedStr, ast.BinOp))
+                and not (isinstance(formula, ast.Constant) and formula.value)
+            )
             assert ok, f"{name}:{node.lineno}: a formula typed in place; read it from FORMULAS"
         if isinstance(node, ast.keyword) and node.arg == "formula":
             assert not isinstance(node.value, (ast.Constant, ast.JoinedStr)), f"{name}:{node.value.lineno}"
@@ -190,6 +204,7 @@ def test_no_formula_text_is_typed_in_the_calculator_or_the_command_line(name):
 def test_the_estimate_quantities_use_the_same_homes():
     est = calculator.estimate(model="Llama 3 8B", tokens=1e12, n_gpus=8, zero_stage=2, price_per_hour=2)
     from hwlib import flops, roofline
+
     assert est["training_flops"].formula == flops.FORMULAS["training_flops"]
     assert est["decode_step_s"].formula == roofline.FORMULAS["time_s"]
     assert est["n_params"].formula == models.FORMULAS["ModelShape.n_params"]
@@ -197,10 +212,12 @@ def test_the_estimate_quantities_use_the_same_homes():
     assert est["training_state_per_gpu"].formula == memory.zero_formula(2)
     assert est["gpu_hours"].value == flops.device_hours(est.training_time_s, 8)
     assert est["usd_per_million_tokens"].value == pytest.approx(
-        flops.cost_usd(1e6 / est.decode_tokens_per_s, 2, est.gpus_to_serve))
+        flops.cost_usd(1e6 / est.decode_tokens_per_s, 2, est.gpus_to_serve)
+    )
 
 
 # ---- one flag vocabulary ------------------------------------------------------------------------
+
 
 def test_shared_flags_have_one_destination_type_and_help_everywhere():
     for command, parser in _subparsers().items():
@@ -209,7 +226,7 @@ def test_shared_flags_have_one_destination_type_and_help_everywhere():
                 spec = cli_calc.FLAGS.get(opt)
                 if spec is None:
                     hidden = [name for name, s in cli_calc.FLAGS.items() if opt in s.get("aliases", ())]
-                    if hidden:       # an old spelling: hidden, and the same flag as the new one
+                    if hidden:  # an old spelling: hidden, and the same flag as the new one
                         assert action.help == argparse.SUPPRESS, (command, opt)
                         assert action.dest == hidden[0].lstrip("-").replace("-", "_"), (command, opt)
                     continue
@@ -222,27 +239,46 @@ def test_shared_flags_have_one_destination_type_and_help_everywhere():
         assert not visible & renamed, (command, visible & renamed)
 
 
-@pytest.mark.parametrize("flag_args, key, value, commands", [
-    (["--gpu", "h200"], "gpu", "H200", ["train", "decode", "estimate", "roofline", "memory", "moe", "energy",
-                                    "speculative", "diagnose"]),
-    (["--gpus", "8"], "n_gpus", 8, ["train", "estimate"]),
-    (["--devices", "8"], "n_gpus", 8, ["train", "estimate"]),
-    (["--mfu", "35%"], "mfu", 0.35, ["train", "estimate", "moe"]),
-    (["--price", "2.5"], "price_per_hour", 2.5, ["train", "estimate"]),
-    (["--seq", "2k"], "seq_len", 2048, ["memory", "decode", "estimate", "moe", "finetune", "energy", "speculative"]),
-    (["--batch", "4"], "batch", 4, ["memory", "decode", "estimate", "finetune", "energy", "speculative"]),
-    (["--tokens", "1B"], "tokens", 1e9, ["train", "estimate", "finetune"]),
-])
+@pytest.mark.parametrize(
+    "flag_args, key, value, commands",
+    [
+        (
+            ["--gpu", "h200"],
+            "gpu",
+            "H200",
+            ["train", "decode", "estimate", "roofline", "memory", "moe", "energy", "speculative", "diagnose"],
+        ),
+        (["--gpus", "8"], "n_gpus", 8, ["train", "estimate"]),
+        (["--devices", "8"], "n_gpus", 8, ["train", "estimate"]),
+        (["--mfu", "35%"], "mfu", 0.35, ["train", "estimate", "moe"]),
+        (["--price", "2.5"], "price_per_hour", 2.5, ["train", "estimate"]),
+        (
+            ["--seq", "2k"],
+            "seq_len",
+            2048,
+            ["memory", "decode", "estimate", "moe", "finetune", "energy", "speculative"],
+        ),
+        (["--batch", "4"], "batch", 4, ["memory", "decode", "estimate", "finetune", "energy", "speculative"]),
+        (["--tokens", "1B"], "tokens", 1e9, ["train", "estimate", "finetune"]),
+    ],
+)
 def test_a_flag_means_the_same_input_in_every_command(capsys, flag_args, key, value, commands):
-    base = {"train": ["--params", "1B", "--tokens", "1B", "--gpu", "h100"],
-            "decode": ["--model", "llama-3-8b", "--gpu", "h100"], "estimate": ["--model", "llama-3-8b"],
-            "roofline": ["--gpu", "h100", "--intensity", "10"], "memory": ["--model", "llama-3-8b"],
-            "moe": [], "energy": [], "speculative": [], "finetune": [],
-            "diagnose": ["--flops", "1e9", "--bytes", "1e8", "--gpu", "h100"]}
+    base = {
+        "train": ["--params", "1B", "--tokens", "1B", "--gpu", "h100"],
+        "decode": ["--model", "llama-3-8b", "--gpu", "h100"],
+        "estimate": ["--model", "llama-3-8b"],
+        "roofline": ["--gpu", "h100", "--intensity", "10"],
+        "memory": ["--model", "llama-3-8b"],
+        "moe": [],
+        "energy": [],
+        "speculative": [],
+        "finetune": [],
+        "diagnose": ["--flops", "1e9", "--bytes", "1e8", "--gpu", "h100"],
+    }
     for command in commands:
         args = base[command]
-        if flag_args[0] in args:                      # replace the base value of the same flag
+        if flag_args[0] in args:  # replace the base value of the same flag
             i = args.index(flag_args[0])
-            args = args[:i] + args[i + 2:]
+            args = args[:i] + args[i + 2 :]
         doc = _json(capsys, [command, *args, *flag_args])
         assert doc["inputs"][key] == value, (command, flag_args, doc["inputs"])

@@ -1,4 +1,5 @@
 """hwlib.roofline: formulas against hand-computed values, arrays, and bad input for every function."""
+
 import math
 
 import numpy as np
@@ -51,7 +52,7 @@ def test_matmul_intensity_square_and_skinny():
 
 
 def test_elementwise_intensity():
-    assert roofline.elementwise_intensity(1, 2) == 0.25            # c / (2b): bias add in bf16
+    assert roofline.elementwise_intensity(1, 2) == 0.25  # c / (2b): bias add in bf16
     assert roofline.elementwise_intensity(1, "fp32", reads=2, writes=1) == pytest.approx(1 / 12)  # a + b
     assert roofline.elementwise_intensity(1, 4, reads=1, writes=0) == 0.25  # a reduction that writes ~nothing
 
@@ -86,7 +87,11 @@ BAD = [
     (roofline.matmul_intensity, dict(m=1, n=1, k=1, bytes_per_element="fp7"), "fp7"),
     (roofline.matmul_intensity, dict(m=1, n=1, k=1, bytes_per_element=0), "bytes_per_element"),
     (roofline.elementwise_intensity, dict(flops_per_element=0, bytes_per_element=2), "flops_per_element"),
-    (roofline.elementwise_intensity, dict(flops_per_element=1, bytes_per_element=2, reads=0, writes=0), "reads + writes"),
+    (
+        roofline.elementwise_intensity,
+        dict(flops_per_element=1, bytes_per_element=2, reads=0, writes=0),
+        "reads + writes",
+    ),
     (roofline.elementwise_intensity, dict(flops_per_element=1, bytes_per_element=2, reads=-1), "reads"),
     (roofline.elementwise_intensity, dict(flops_per_element=1, bytes_per_element=2, writes=1.5), "writes"),
     (roofline.in_flight_bytes, dict(bandwidth=2e12, latency_s=0), "latency_s"),

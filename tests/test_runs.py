@@ -1,4 +1,5 @@
 """hwlib.runs: published training runs, one value per fact, consistent with the book's formulas."""
+
 import pytest
 
 from hwlib import flops, runs, specs
@@ -6,7 +7,7 @@ from hwlib import flops, runs, specs
 
 def test_gpt3_compute_is_the_paper_figure_and_6nd_agrees():
     g = runs.get("gpt3_175b")
-    assert g["training_flops"] == 3.14e23                       # Brown et al. 2020, Table D.1
+    assert g["training_flops"] == 3.14e23  # Brown et al. 2020, Table D.1
     assert flops.training_flops(g["params"], g["tokens"]) == pytest.approx(g["training_flops"], rel=2e-3)
     assert flops.pf_days(g["training_flops"]) == pytest.approx(3640, rel=2e-3)
 
@@ -32,12 +33,14 @@ def test_palm_mfu_is_flagged_as_counting_attention_and_hfu_exceeds_mfu():
 
 def test_every_run_has_a_source_and_a_citation_in_the_bibliography():
     from pathlib import Path
+
     bib = (Path(__file__).resolve().parents[1] / "references.bib").read_text(encoding="utf-8")
     assert len(runs.names()) >= 8
     for key in runs.names():
         r = runs.get(key)
-        assert r["source"] and "{" + r["cite"] + "," in bib.replace("@misc{", "{").replace("@article{", "{") \
-            .replace("@inproceedings{", "{"), key
+        assert r["source"] and "{" + r["cite"] + "," in bib.replace("@misc{", "{").replace("@article{", "{").replace(
+            "@inproceedings{", "{"
+        ), key
 
 
 def test_get_returns_a_copy_and_unknown_names_the_keys():

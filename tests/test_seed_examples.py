@@ -4,6 +4,7 @@ Seeds: chapter 12 "Hardware for AI" (§4.2, §7.1, §8) and the lesson "Compute,
 basics" (whose formulas were lost in extraction; the restored values are stated here).
 Tolerances are relative unless stated; each says why it is that wide. GB = 1e9 B.
 """
+
 import pytest
 
 from hwlib import flops, memory, roofline, specs
@@ -20,19 +21,20 @@ def test_h100_spec_numbers_used_below():
 
 # --- lesson: memory --------------------------------------------------------------------------
 
+
 def test_7b_weights_and_training_state():
-    assert memory.weights_bytes(7e9, "bf16") == 14e9          # "14 GB for a 7B model"
-    assert memory.weights_bytes(70e9, "bf16") == 140e9        # "140 GB for a 70B model"
-    assert memory.weights_bytes(7e9, "int4") == 3.5e9         # "a 7B model fits in ~4 GB"
-    assert memory.training_state_bytes(7e9) == 112e9          # "~112 GB of state"
+    assert memory.weights_bytes(7e9, "bf16") == 14e9  # "14 GB for a 7B model"
+    assert memory.weights_bytes(70e9, "bf16") == 140e9  # "140 GB for a 70B model"
+    assert memory.weights_bytes(7e9, "int4") == 3.5e9  # "a 7B model fits in ~4 GB"
+    assert memory.training_state_bytes(7e9) == 112e9  # "~112 GB of state"
     assert memory.training_state_bytes(7e9) > H100.memory_bytes  # "does not fit on one 80 GB GPU"
 
 
 def test_exercise1_memory_budget_1_3b():
     n = 1.3e9
-    assert memory.weights_bytes(n, "bf16") == pytest.approx(2.6e9)    # ≈ 2.6 GB
-    assert memory.weights_bytes(n, "int4") == pytest.approx(0.65e9)   # ≈ 0.65 GB
-    assert memory.training_state_bytes(n) == pytest.approx(20.8e9)    # ≈ 21 GB
+    assert memory.weights_bytes(n, "bf16") == pytest.approx(2.6e9)  # ≈ 2.6 GB
+    assert memory.weights_bytes(n, "int4") == pytest.approx(0.65e9)  # ≈ 0.65 GB
+    assert memory.training_state_bytes(n) == pytest.approx(20.8e9)  # ≈ 21 GB
     # The exercise's shape: 32 layers, 32 heads of dim 64 (hidden 2048), full multi-head attention,
     # 4,096 tokens, bf16, one sequence: 2 * 32 * 32 * 64 * 4096 * 2 = 1,073,741,824 B = 1.07 GB (= 1 GiB).
     kv = memory.kv_cache_bytes(n_layers=32, n_kv_heads=32, head_dim=64, seq_len=4096, batch=1, dtype="bf16")
@@ -43,6 +45,7 @@ def test_exercise1_memory_budget_1_3b():
 
 
 # --- chapter 12 §4.2 / §7.1 and the lesson: roofline ------------------------------------------
+
 
 def test_h100_ridge_point():
     # lesson: "~300 FLOP/byte on H100"; 989.4 TFLOP/s / 3.35 TB/s = 295.3
@@ -74,15 +77,16 @@ def test_decode_bound_7b_bf16_on_h100():
 
 # --- lesson: time and cost --------------------------------------------------------------------
 
+
 def test_exercise2_350m_on_7b_tokens():
     c = flops.training_flops(350e6, 7e9)
     assert c == pytest.approx(1.47e19)
     t1 = flops.training_time_s(c, H100_BF16, mfu=0.35)
-    assert t1 / HOUR == pytest.approx(11.8, abs=0.05)                   # "≈ 12 hours"
-    assert flops.cost_usd(t1, 3.0) == pytest.approx(35.4, abs=0.05)     # "≈ $36" at $3/h
+    assert t1 / HOUR == pytest.approx(11.8, abs=0.05)  # "≈ 12 hours"
+    assert flops.cost_usd(t1, 3.0) == pytest.approx(35.4, abs=0.05)  # "≈ $36" at $3/h
     assert flops.cost_usd(t1, 3.0) == pytest.approx(36, rel=0.02)
     t8 = flops.training_time_s(c, H100_BF16, mfu=0.35, n_devices=8, scaling_efficiency=0.9)
-    assert t8 / HOUR == pytest.approx(1.7, rel=0.05)                    # "≈ 1.7 hours on eight"
+    assert t8 / HOUR == pytest.approx(1.7, rel=0.05)  # "≈ 1.7 hours on eight"
 
 
 def test_worked_example1_gpt2_small():
@@ -90,16 +94,16 @@ def test_worked_example1_gpt2_small():
     c = flops.training_flops(124e6, 10e9)
     assert c == pytest.approx(7.44e18)
     t = flops.training_time_s(c, H100_BF16, mfu=0.40)
-    assert 4.5 * HOUR < t < 5.5 * HOUR                                  # "≈ 5 hours"
-    assert flops.cost_usd(t, 3.0) < 20                                  # "costs under $20"
+    assert 4.5 * HOUR < t < 5.5 * HOUR  # "≈ 5 hours"
+    assert flops.cost_usd(t, 3.0) < 20  # "costs under $20"
 
 
 def test_worked_example2_llama3_405b():
     c = flops.training_flops(405e9, 15.6e12)
-    assert c == pytest.approx(3.8e25, rel=0.01)          # Llama 3 paper: 3.8e25 FLOPs
+    assert c == pytest.approx(3.8e25, rel=0.01)  # Llama 3 paper: 3.8e25 FLOPs
     t = flops.training_time_s(c, H100_BF16, mfu=0.40, n_devices=16_384)
     assert t / DAY == pytest.approx(67.7, abs=0.1)
-    assert 1.8 < t / MONTH < 2.5                          # "≈ two months"
+    assert 1.8 < t / MONTH < 2.5  # "≈ two months"
     # Llama 3.1 model card: 30.84M H100-hours for 405B. Our 40 %-MFU estimate is 26.6M; the
     # real run averaged 38–43 % MFU and lost time to failures, so agreement within 20 % is expected.
     gpu_hours = t * 16_384 / HOUR
@@ -107,6 +111,7 @@ def test_worked_example2_llama3_405b():
 
 
 # --- published figures ------------------------------------------------------------------------
+
 
 def test_gpt3_training_compute():
     # Brown et al. 2020, Table D.1: 3.14e23 FLOPs with N = 174.6e9, D = 300e9; 3.64e3 PF-days
@@ -125,7 +130,7 @@ def test_llama2_7b_implied_mfu():
     # Llama 2 paper, Table 2: 7B (6.74e9 params) on 2.0T tokens took 184,320 A100-80GB GPU-hours.
     achieved = flops.training_flops(6.74e9, 2.0e12) / (184_320 * HOUR)
     u = flops.mfu(achieved, specs.get("A100 80GB SXM").peak_flops("bf16"))
-    assert 0.30 < u < 0.50                                 # the lesson's "30–50 %"; it is 0.39
+    assert 0.30 < u < 0.50  # the lesson's "30–50 %"; it is 0.39
     assert u == pytest.approx(0.39, abs=0.01)
 
 
@@ -140,4 +145,3 @@ def test_zero_paper_7_5b_on_64_gpus():
 def test_vllm_kv_per_token_opt13b():
     # Kwon et al. 2023: ~800 KB of KV cache per token for OPT-13B (40 layers, hidden 5120, fp16)
     assert memory.kv_cache_bytes(40, 40, 128, 1, dtype="fp16") == pytest.approx(800e3, rel=0.03)
-

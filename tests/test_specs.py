@@ -1,4 +1,5 @@
 """hwlib.specs: the spec sheet loads, validates, is dense, and answers by name."""
+
 import copy
 import math
 
@@ -7,8 +8,21 @@ import yaml
 
 from hwlib import specs
 
-REQUIRED = ["T4", "L4", "A100 40GB SXM", "A100 80GB SXM", "H100 SXM", "H100 PCIe", "H200", "B200",
-            "RTX 4090", "MI300X", "TPU v4", "TPU v5e", "TPU v5p"]
+REQUIRED = [
+    "T4",
+    "L4",
+    "A100 40GB SXM",
+    "A100 80GB SXM",
+    "H100 SXM",
+    "H100 PCIe",
+    "H200",
+    "B200",
+    "RTX 4090",
+    "MI300X",
+    "TPU v4",
+    "TPU v5e",
+    "TPU v5p",
+]
 
 
 def raw_sheet():
@@ -23,17 +37,20 @@ def test_required_parts_present():
 GiB = 2**30  # device memory is binary: an "80 GB" H100 has 80 GiB (specs.yaml header)
 
 
-@pytest.mark.parametrize("name, mem, bw, bf16", [
-    ("H100 SXM", 80 * GiB, 3.35e12, 989.4e12),
-    ("A100 80GB SXM", 80 * GiB, 2.039e12, 312e12),
-    ("A100 40GB SXM", 40 * GiB, 1.555e12, 312e12),
-    ("H200", 141 * GiB, 4.8e12, 989.4e12),
-    ("B200", 180 * GiB, 8e12, 2250e12),
-    ("MI300X", 192 * GiB, 5.3e12, 1307.4e12),
-    ("TPU v4", 32 * GiB, 1.2e12, 275e12),
-    ("TPU v5e", 16 * GiB, 819e9, 197e12),
-    ("TPU v5p", 95 * GiB, 2765e9, 459e12),
-])
+@pytest.mark.parametrize(
+    "name, mem, bw, bf16",
+    [
+        ("H100 SXM", 80 * GiB, 3.35e12, 989.4e12),
+        ("A100 80GB SXM", 80 * GiB, 2.039e12, 312e12),
+        ("A100 40GB SXM", 40 * GiB, 1.555e12, 312e12),
+        ("H200", 141 * GiB, 4.8e12, 989.4e12),
+        ("B200", 180 * GiB, 8e12, 2250e12),
+        ("MI300X", 192 * GiB, 5.3e12, 1307.4e12),
+        ("TPU v4", 32 * GiB, 1.2e12, 275e12),
+        ("TPU v5e", 16 * GiB, 819e9, 197e12),
+        ("TPU v5p", 95 * GiB, 2765e9, 459e12),
+    ],
+)
 def test_key_numbers(name, mem, bw, bf16):
     acc = specs.get(name)
     assert acc.memory_bytes == pytest.approx(mem)
@@ -62,33 +79,43 @@ def test_interconnect_is_per_direction():
 def test_dense_not_sparse():
     """The spec-sheet trap: datasheets print 2:4-sparse numbers. None may leak in as dense."""
     h100 = specs.get("H100 SXM")
-    assert h100.peak_flops("bf16") < 1.0e15          # 1,979 TFLOP/s is the sparse figure
+    assert h100.peak_flops("bf16") < 1.0e15  # 1,979 TFLOP/s is the sparse figure
     assert h100.peak_flops("fp8") == pytest.approx(2 * h100.peak_flops("bf16"), rel=1e-3)
     assert h100.peak_flops("tf32") == pytest.approx(h100.peak_flops("bf16") / 2, rel=1e-3)
     assert specs.get("H200").peak_flops("bf16") < 1.0e15
-    assert specs.get("B200").peak_flops("fp8") == pytest.approx(4.5e15)   # 9,000 is FP4 dense
-    assert specs.get("MI300X").peak_flops("fp16") < 2.0e15                 # 2,615 is sparse
-    assert specs.get("L4").peak_flops("fp8") == pytest.approx(242.5e12)    # 485 is sparse
-    assert specs.get("TPU v5e").bandwidth < 1.0e12   # not the 1.6 TB/s ICI mix-up
-    assert specs.get("TPU v5p").bandwidth < 3.0e12   # not 4.8 TB/s
+    assert specs.get("B200").peak_flops("fp8") == pytest.approx(4.5e15)  # 9,000 is FP4 dense
+    assert specs.get("MI300X").peak_flops("fp16") < 2.0e15  # 2,615 is sparse
+    assert specs.get("L4").peak_flops("fp8") == pytest.approx(242.5e12)  # 485 is sparse
+    assert specs.get("TPU v5e").bandwidth < 1.0e12  # not the 1.6 TB/s ICI mix-up
+    assert specs.get("TPU v5p").bandwidth < 3.0e12  # not 4.8 TB/s
 
 
 def test_ridge_point_is_peak_over_bandwidth():
     h100 = specs.get("h100")
     assert h100.ridge_point("bf16") == pytest.approx(989.4e12 / 3.35e12)
-    assert 290 < h100.ridge_point("bf16") < 300      # the lesson's "~300 FLOP/byte"
+    assert 290 < h100.ridge_point("bf16") < 300  # the lesson's "~300 FLOP/byte"
     for acc in specs.all():
         for p in acc.precisions():
             assert acc.ridge_point(p) == pytest.approx(acc.peak_flops(p) / acc.bandwidth)
 
 
-@pytest.mark.parametrize("query, canonical", [
-    ("h100", "H100 SXM"), ("H100-SXM", "H100 SXM"), ("h100_sxm5", "H100 SXM"),
-    ("NVIDIA H100 80GB HBM3", "H100 SXM"), ("a100", "A100 80GB SXM"),
-    ("NVIDIA A100-SXM4-40GB", "A100 40GB SXM"), ("Tesla T4", "T4"), ("t4", "T4"),
-    ("NVIDIA GeForce RTX 4090", "RTX 4090"), ("tpu-v5e", "TPU v5e"), ("  mi300x ", "MI300X"),
-    ("h100 pcie", "H100 PCIe"),
-])
+@pytest.mark.parametrize(
+    "query, canonical",
+    [
+        ("h100", "H100 SXM"),
+        ("H100-SXM", "H100 SXM"),
+        ("h100_sxm5", "H100 SXM"),
+        ("NVIDIA H100 80GB HBM3", "H100 SXM"),
+        ("a100", "A100 80GB SXM"),
+        ("NVIDIA A100-SXM4-40GB", "A100 40GB SXM"),
+        ("Tesla T4", "T4"),
+        ("t4", "T4"),
+        ("NVIDIA GeForce RTX 4090", "RTX 4090"),
+        ("tpu-v5e", "TPU v5e"),
+        ("  mi300x ", "MI300X"),
+        ("h100 pcie", "H100 PCIe"),
+    ],
+)
 def test_name_normalisation_and_aliases(query, canonical):
     assert specs.get(query).name == canonical
 
@@ -110,7 +137,7 @@ def test_precision_names():
     assert h100.peak_flops("BF16") == h100.peak_flops("bfloat16")
     assert specs.get("B200").peak_flops("fp4_e2m1") == specs.get("B200").peak_flops("fp4")
     with pytest.raises(ValueError, match="has fp32, fp16, int8"):
-        specs.get("T4").peak_flops("bf16")            # Turing has no bf16
+        specs.get("T4").peak_flops("bf16")  # Turing has no bf16
     with pytest.raises(ValueError, match="fp4"):
         h100.peak_flops("fp4")
     with pytest.raises(ValueError, match="Accepted: fp32"):
@@ -129,7 +156,7 @@ def test_every_number_has_source_and_confidence():
     assert h100.source("peak_flops.bf16") == h100.source("bf16")
     assert h100.confidence("price_per_hour_usd") == "low"
     with pytest.raises(KeyError, match="l2_bytes"):
-        specs.get("B200").source("l2_bytes")         # not found in any source: no number either
+        specs.get("B200").source("l2_bytes")  # not found in any source: no number either
     assert specs.get("B200").l2_bytes is None
 
 
@@ -140,23 +167,30 @@ def test_all_values_positive_finite():
         assert all(math.isfinite(v) and v > 0 for v in nums), acc.name
 
 
-@pytest.mark.parametrize("corrupt, message", [
-    (lambda s: s["accelerators"]["T4"]["bandwidth"].update(value=-1), "finite number > 0"),
-    (lambda s: s["accelerators"]["T4"]["bandwidth"].update(value=float("nan")), "finite number > 0"),
-    (lambda s: s["accelerators"]["T4"]["bandwidth"].update(value="fast"), "finite number > 0"),
-    (lambda s: s["accelerators"]["T4"]["bandwidth"].pop("source"), "exactly value, source"),
-    (lambda s: s["accelerators"]["T4"]["bandwidth"].update(source="nowhere"), "not a key of"),
-    (lambda s: s["accelerators"]["T4"]["bandwidth"].update(confidence="sure"), "confidence"),
-    (lambda s: s["accelerators"]["T4"]["peak_flops"].update(fp6={"value": 1.0, "source": "stas00",
-                                                                 "confidence": "low"}), "fp6"),
-    (lambda s: s["accelerators"]["T4"].update(bandwith=s["accelerators"]["T4"]["bandwidth"]), "bandwith"),
-    (lambda s: s["accelerators"]["T4"].pop("memory_bytes"), "memory_bytes"),
-    (lambda s: s["accelerators"]["T4"]["compute_units"].update(value=40.5), "whole number"),
-    (lambda s: s["accelerators"]["L4"]["aliases"].append("tesla t4"), "collides"),
-])
+@pytest.mark.parametrize(
+    "corrupt, message",
+    [
+        (lambda s: s["accelerators"]["T4"]["bandwidth"].update(value=-1), "finite number > 0"),
+        (lambda s: s["accelerators"]["T4"]["bandwidth"].update(value=float("nan")), "finite number > 0"),
+        (lambda s: s["accelerators"]["T4"]["bandwidth"].update(value="fast"), "finite number > 0"),
+        (lambda s: s["accelerators"]["T4"]["bandwidth"].pop("source"), "exactly value, source"),
+        (lambda s: s["accelerators"]["T4"]["bandwidth"].update(source="nowhere"), "not a key of"),
+        (lambda s: s["accelerators"]["T4"]["bandwidth"].update(confidence="sure"), "confidence"),
+        (
+            lambda s: s["accelerators"]["T4"]["peak_flops"].update(
+                fp6={"value": 1.0, "source": "stas00", "confidence": "low"}
+            ),
+            "fp6",
+        ),
+        (lambda s: s["accelerators"]["T4"].update(bandwith=s["accelerators"]["T4"]["bandwidth"]), "bandwith"),
+        (lambda s: s["accelerators"]["T4"].pop("memory_bytes"), "memory_bytes"),
+        (lambda s: s["accelerators"]["T4"]["compute_units"].update(value=40.5), "whole number"),
+        (lambda s: s["accelerators"]["L4"]["aliases"].append("tesla t4"), "collides"),
+    ],
+)
 def test_validation_rejects_bad_sheets(corrupt, message):
     sheet = raw_sheet()
-    assert specs.parse(copy.deepcopy(sheet))             # the shipped sheet is valid
+    assert specs.parse(copy.deepcopy(sheet))  # the shipped sheet is valid
     corrupt(sheet)
     with pytest.raises(ValueError, match=message):
         specs.parse(sheet)
@@ -164,7 +198,7 @@ def test_validation_rejects_bad_sheets(corrupt, message):
 
 def test_exponent_strings_are_read_as_numbers():
     sheet = raw_sheet()
-    sheet["accelerators"]["T4"]["bandwidth"]["value"] = "3.2e11"   # how PyYAML reads 3.2e11
+    sheet["accelerators"]["T4"]["bandwidth"]["value"] = "3.2e11"  # how PyYAML reads 3.2e11
     assert specs.parse(sheet)["T4"].bandwidth == 3.2e11
 
 
@@ -198,8 +232,8 @@ def test_docstring_examples():
 
 
 def test_default_precision_is_the_best_16_bit_format():
-    assert specs.get("T4").default_precision() == "fp16"          # Turing has no bf16
+    assert specs.get("T4").default_precision() == "fp16"  # Turing has no bf16
     assert specs.get("H100 SXM").default_precision() == "bf16"
     assert specs.get("TPU v4").default_precision() == "bf16"
     for acc in specs.all():
-        acc.peak_flops(acc.default_precision())                    # every part has its default
+        acc.peak_flops(acc.default_precision())  # every part has its default

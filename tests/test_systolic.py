@@ -1,5 +1,6 @@
 """hwlib.systolic: the clocked weight-stationary array computes A @ B, in the predicted number of
 cycles, with the predicted (and far fewer than naive) memory fetches; tiling; traces; bad input."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -74,10 +75,10 @@ def test_trace_shows_the_skewed_wavefront():
     for t in range(r.compute_cycles):
         for row in range(k):
             for col in range(n):
-                i = t - row - col                     # row i of A reaches cell (row, col) at cycle i + row + col
+                i = t - row - col  # row i of A reaches cell (row, col) at cycle i + row + col
                 expected = i if 0 <= i < m else -1
                 assert r.row_in_cell[t, row, col] == expected
-    assert r.active[0].sum() == 1 and r.active[-1].sum() == 1   # fill starts and drain ends in one cell
+    assert r.active[0].sum() == 1 and r.active[-1].sum() == 1  # fill starts and drain ends in one cell
 
 
 def test_idle_cells_outside_a_small_tile():
@@ -87,8 +88,7 @@ def test_idle_cells_outside_a_small_tile():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6), st.integers(1, 5),
-       st.integers(0, 2**32 - 1))
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6), st.integers(1, 5), st.integers(0, 2**32 - 1))
 def test_property_product_and_counts(m, k, n, s, seed):
     a, b = rand((m, k), seed), rand((k, n), seed + 1)
     r = systolic.simulate(a, b, size=s)
@@ -127,5 +127,6 @@ def test_bad_input():
 
 def test_docstring_examples():
     import doctest
+
     result = doctest.testmod(systolic)
     assert result.attempted >= 1 and result.failed == 0

@@ -1,4 +1,5 @@
 """hwlib.units: constants and formatting, GB vs GiB always labelled."""
+
 import math
 
 import numpy as np
@@ -15,15 +16,25 @@ def test_constants():
     assert units.YEAR == 365.25 * 86400
 
 
-@pytest.mark.parametrize("n, binary, expected", [
-    (14e9, False, "14.0 GB"), (14e9, True, "13.0 GiB"),
-    (2**30, True, "1.00 GiB"), (2**30, False, "1.07 GB"),
-    (112e9, False, "112 GB"), (512, False, "512 B"), (0.5, False, "0.500 B"), (0, False, "0 B"),
-    (999.96e3, False, "1.00 MB"),                   # rounding moves up a prefix, never "1000 kB"
-    (1023.99 * 2**20, True, "1.00 GiB"),
-    (41943040, True, "40.0 MiB"), (3.5e15, False, "3.50 PB"),
-    (np.float64(80e9), False, "80.0 GB"), (np.int64(4096), False, "4.10 kB"),
-])
+@pytest.mark.parametrize(
+    "n, binary, expected",
+    [
+        (14e9, False, "14.0 GB"),
+        (14e9, True, "13.0 GiB"),
+        (2**30, True, "1.00 GiB"),
+        (2**30, False, "1.07 GB"),
+        (112e9, False, "112 GB"),
+        (512, False, "512 B"),
+        (0.5, False, "0.500 B"),
+        (0, False, "0 B"),
+        (999.96e3, False, "1.00 MB"),  # rounding moves up a prefix, never "1000 kB"
+        (1023.99 * 2**20, True, "1.00 GiB"),
+        (41943040, True, "40.0 MiB"),
+        (3.5e15, False, "3.50 PB"),
+        (np.float64(80e9), False, "80.0 GB"),
+        (np.int64(4096), False, "4.10 kB"),
+    ],
+)
 def test_format_bytes(n, binary, expected):
     assert units.format_bytes(n, binary=binary) == expected
 
@@ -38,10 +49,18 @@ def test_format_bytes_digits_and_errors():
         units.format_bytes(1e9, digits=0)
 
 
-@pytest.mark.parametrize("x, unit, expected", [
-    (989.4e12, "FLOP/s", "989 TFLOP/s"), (3.35e12, "B/s", "3.35 TB/s"), (2.5e-7, "s", "250 ns"),
-    (-0.004, "V", "-4.00 mV"), (1.0, "W", "1.00 W"), (0, "W", "0 W"), (7e24, "FLOP", "7.00 YFLOP"),
-])
+@pytest.mark.parametrize(
+    "x, unit, expected",
+    [
+        (989.4e12, "FLOP/s", "989 TFLOP/s"),
+        (3.35e12, "B/s", "3.35 TB/s"),
+        (2.5e-7, "s", "250 ns"),
+        (-0.004, "V", "-4.00 mV"),
+        (1.0, "W", "1.00 W"),
+        (0, "W", "0 W"),
+        (7e24, "FLOP", "7.00 YFLOP"),
+    ],
+)
 def test_format_si(x, unit, expected):
     assert units.format_si(x, unit) == expected
 
@@ -66,12 +85,23 @@ def test_format_flops_is_a_count():
         units.format_flops(math.nan)
 
 
-@pytest.mark.parametrize("s, expected", [
-    (3e-9, "3.00 ns"), (2.5e-6, "2.50 µs"), (4.2e-3, "4.20 ms"), (1.5, "1.50 s"),
-    (59.999, "1.00 min"), (600, "10.0 min"), (12.3 * 3600, "12.3 h"), (1.7 * 3600, "1.70 h"),
-    (3 * 86400, "3.00 days"), (70 * 86400, "70.0 days"), (2 * 365.25 * 86400, "2.00 years"),
-    (0, "0 s"),
-])
+@pytest.mark.parametrize(
+    "s, expected",
+    [
+        (3e-9, "3.00 ns"),
+        (2.5e-6, "2.50 µs"),
+        (4.2e-3, "4.20 ms"),
+        (1.5, "1.50 s"),
+        (59.999, "1.00 min"),
+        (600, "10.0 min"),
+        (12.3 * 3600, "12.3 h"),
+        (1.7 * 3600, "1.70 h"),
+        (3 * 86400, "3.00 days"),
+        (70 * 86400, "70.0 days"),
+        (2 * 365.25 * 86400, "2.00 years"),
+        (0, "0 s"),
+    ],
+)
 def test_format_seconds(s, expected):
     assert units.format_seconds(s) == expected
 
@@ -81,10 +111,18 @@ def test_format_seconds_rejects_negative():
         units.format_seconds(-1)
 
 
-@pytest.mark.parametrize("x, expected", [
-    (0.05, "$0.05"), (36, "$36.00"), (1234.5, "$1,234"), (123456, "$123,456"),
-    (4.56e6, "$4.56 million"), (1.234e9, "$1.23 billion"), (-20, "-$20.00"),
-])
+@pytest.mark.parametrize(
+    "x, expected",
+    [
+        (0.05, "$0.05"),
+        (36, "$36.00"),
+        (1234.5, "$1,234"),
+        (123456, "$123,456"),
+        (4.56e6, "$4.56 million"),
+        (1.234e9, "$1.23 billion"),
+        (-20, "-$20.00"),
+    ],
+)
 def test_format_usd(x, expected):
     assert units.format_usd(x) == expected
 
@@ -98,6 +136,7 @@ def test_docstring_examples():
 
 def test_format_count_groups_digits_with_narrow_spaces():
     from hwlib.units import format_count
+
     assert format_count(16384) == "16\u202f384"
     assert format_count(1234567.4) == "1\u202f234\u202f567"
     assert format_count(999) == "999"
@@ -107,17 +146,31 @@ def test_format_count_groups_digits_with_narrow_spaces():
 
 def test_format_sci_superscript_exponent():
     from hwlib.units import format_sci
+
     assert format_sci(3.96e14) == "3.96 × 10¹⁴"
     assert format_sci(6.1035e-5, 2) == "6.1 × 10⁻⁵"
     with pytest.raises(ValueError, match="digits"):
         format_sci(1.0, 0)
 
 
-@pytest.mark.parametrize("x, expected", [
-    (530055, "530\u202f000"), (4946.7, "4\u202f950"), (63.24, "63.2"), (0.35123, "0.351"), (0, "0"),
-    (3.77e9, "3.77 billion"), (1.01e14, "101 trillion"), (2.5e6, "2.50 million"), (-2e6, "-2.00 million"),
-    (999.96e3, "1.00 million"), (3.77e15, "3.77 × 10¹⁵"), (1.2e-5, "1.20 × 10⁻⁵"), (1e23, "1.00 × 10²³"),
-])
+@pytest.mark.parametrize(
+    "x, expected",
+    [
+        (530055, "530\u202f000"),
+        (4946.7, "4\u202f950"),
+        (63.24, "63.2"),
+        (0.35123, "0.351"),
+        (0, "0"),
+        (3.77e9, "3.77 billion"),
+        (1.01e14, "101 trillion"),
+        (2.5e6, "2.50 million"),
+        (-2e6, "-2.00 million"),
+        (999.96e3, "1.00 million"),
+        (3.77e15, "3.77 × 10¹⁵"),
+        (1.2e-5, "1.20 × 10⁻⁵"),
+        (1e23, "1.00 × 10²³"),
+    ],
+)
 def test_format_number_for_prose_never_uses_e_notation(x, expected):
     assert units.format_number(x) == expected
     assert "e+" not in expected and "e-" not in expected
@@ -135,10 +188,10 @@ def test_format_number_digits_quantity_and_round_sig():
 
 
 def test_long_durations_and_big_costs_read_like_numbers():
-    assert units.format_seconds(3.77e15 * units.YEAR) == "3.77 × 10¹⁵ years"    # not 3770000000000000
+    assert units.format_seconds(3.77e15 * units.YEAR) == "3.77 × 10¹⁵ years"  # not 3770000000000000
     assert units.format_seconds(1.01e5 * units.YEAR) == "101\u202f000 years"
     assert units.format_seconds(999 * units.YEAR) == "999 years"
-    assert units.format_usd(1.01e23) == "$1.01 × 10²³"                          # not $1.01e+14 billion
+    assert units.format_usd(1.01e23) == "$1.01 × 10²³"  # not $1.01e+14 billion
     assert units.format_usd(1.01e14) == "$101 trillion"
     assert units.format_usd(999.9e9) == "$1.00 trillion"
 
@@ -154,11 +207,25 @@ def test_one_unit_per_column():
         units.format_in(1.0, "gigabytes")
 
 
-@pytest.mark.parametrize("text, context, expected", [
-    ("15T", False, 15e12), ("7e9", False, 7e9), (" 350M ", False, 350e6), ("16_384", False, 16384),
-    ("1,000", False, 1000), ("40%", False, 0.4), ("4k", False, 4000), ("4k", True, 4096), ("128K", True, 131072),
-    ("7B", False, 7e9), ("2G", False, 2e9), ("1m", False, 1e6), (0.35, False, 0.35), (8, True, 8.0),
-])
+@pytest.mark.parametrize(
+    "text, context, expected",
+    [
+        ("15T", False, 15e12),
+        ("7e9", False, 7e9),
+        (" 350M ", False, 350e6),
+        ("16_384", False, 16384),
+        ("1,000", False, 1000),
+        ("40%", False, 0.4),
+        ("4k", False, 4000),
+        ("4k", True, 4096),
+        ("128K", True, 131072),
+        ("7B", False, 7e9),
+        ("2G", False, 2e9),
+        ("1m", False, 1e6),
+        (0.35, False, 0.35),
+        (8, True, 8.0),
+    ],
+)
 def test_parse_number_reads_what_people_type(text, context, expected):
     assert units.parse_number(text, context=context) == pytest.approx(expected)
 

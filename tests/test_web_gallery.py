@@ -1,4 +1,5 @@
 """hwlib.gallery: recorded runs next to the spec sheet, published numbers marked as not ours."""
+
 from __future__ import annotations
 
 import re
@@ -14,19 +15,38 @@ def fake_run(device="NVIDIA H100 80GB HBM3", kind="gpu"):
     """A run in hwlib.bench's format, as `hwlib bench all` would save it (numbers made up)."""
     dev = {"name": device, "kind": kind}
     ok = {"status": "ok", "device": dev}
-    return recorded.validate({
-        "schema": recorded.SCHEMA, "schema_version": 1, "date": "2026-11-30T12:00:00+00:00", "device": dev,
-        "backend": "cupy", "quick": False,
-        "records": {
-            "bandwidth": {**ok, "results": [{"kernel": "copy", "bytes_per_s": 2.9e12},
-                                            {"kernel": "triad", "bytes_per_s": 3.0e12}]},
-            "matmul": {**ok, "results": [{"dtype": "float16", "flops_per_s": 6.0e14},
-                                         {"dtype": "float16", "flops_per_s": 7.0e14},
-                                         {"dtype": "float32", "flops_per_s": 5.0e13}]},
-            "formats": {**ok, "results": [{"format": "fp8", "flops_per_s": 1.2e15, "status": "ok"},
-                                          {"format": "fp4", "flops_per_s": 9.9e15, "status": "skipped"}]},
-            "divergence": {"status": "skipped", "results": []},
-        }})
+    return recorded.validate(
+        {
+            "schema": recorded.SCHEMA,
+            "schema_version": 1,
+            "date": "2026-11-30T12:00:00+00:00",
+            "device": dev,
+            "backend": "cupy",
+            "quick": False,
+            "records": {
+                "bandwidth": {
+                    **ok,
+                    "results": [{"kernel": "copy", "bytes_per_s": 2.9e12}, {"kernel": "triad", "bytes_per_s": 3.0e12}],
+                },
+                "matmul": {
+                    **ok,
+                    "results": [
+                        {"dtype": "float16", "flops_per_s": 6.0e14},
+                        {"dtype": "float16", "flops_per_s": 7.0e14},
+                        {"dtype": "float32", "flops_per_s": 5.0e13},
+                    ],
+                },
+                "formats": {
+                    **ok,
+                    "results": [
+                        {"format": "fp8", "flops_per_s": 1.2e15, "status": "ok"},
+                        {"format": "fp4", "flops_per_s": 9.9e15, "status": "skipped"},
+                    ],
+                },
+                "divergence": {"status": "skipped", "results": []},
+            },
+        }
+    )
 
 
 def test_rows_compare_the_best_rate_with_the_matching_spec():
@@ -37,7 +57,7 @@ def test_rows_compare_the_best_rate_with_the_matching_spec():
     assert rows[("matmul", "fp16")]["fraction"] == pytest.approx(7.0e14 / h100.peak_flops("fp16"))
     assert rows[("matmul", "fp32")]["fraction"] == pytest.approx(5.0e13 / h100.peak_flops("fp32"))
     assert rows[("formats", "fp8")]["spec_value"] == h100.peak_flops("fp8")
-    assert ("formats", "fp4") not in rows                    # a skipped point is not a measurement
+    assert ("formats", "fp4") not in rows  # a skipped point is not a measurement
     assert not any(r["experiment"] == "divergence" for r in rows.values())
 
 

@@ -1,5 +1,6 @@
 """hwlib.web.transpile: the JavaScript generated from hwlib's Python gives the same numbers, strings
 and refusals as the Python (run in Node here; tests/browser/ runs it in the built book)."""
+
 from __future__ import annotations
 
 import functools
@@ -21,8 +22,17 @@ from hwlib.web.transpile import Unsupported, to_js
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="Node.js is not installed: cannot run the generated JS here")
-ENTRY = (calculator.estimate, calculator.Quantity.text, models.custom, roofline.attainable, roofline.bound,
-         roofline.ridge_point, roofline.matmul_intensity, roofline.elementwise_intensity, *widgets.FORMATTERS)
+ENTRY = (
+    calculator.estimate,
+    calculator.Quantity.text,
+    models.custom,
+    roofline.attainable,
+    roofline.bound,
+    roofline.ridge_point,
+    roofline.matmul_intensity,
+    roofline.elementwise_intensity,
+    *widgets.FORMATTERS,
+)
 RUNNER = """
 const hw = %s;
 const estimate = %s;
@@ -68,11 +78,12 @@ def _program(functions) -> str:
 def run_js(calls, functions=ENTRY):
     """Evaluate [(name, kwargs)] with the JS generated for `functions`; returns outcome dicts."""
     script = RUNNER % (_program(tuple(functions)), parity.ESTIMATE_JS)
-    with tempfile.TemporaryDirectory() as tmp:     # a file: one argv string is limited to 128 KiB
+    with tempfile.TemporaryDirectory() as tmp:  # a file: one argv string is limited to 128 KiB
         path = Path(tmp) / "run.js"
         path.write_text(script, encoding="utf-8")
-        proc = subprocess.run([NODE, str(path)], input=json.dumps(_encode(calls)), capture_output=True,
-                              text=True, timeout=120)
+        proc = subprocess.run(
+            [NODE, str(path)], input=json.dumps(_encode(calls)), capture_output=True, text=True, timeout=120
+        )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = _decode(json.loads(proc.stdout))
     crashes = [o["crash"] for o in out if "crash" in o]
@@ -110,20 +121,25 @@ def test_roofline_functions_and_kernels_match_python():
     rng = random.Random(9)
     cases = [parity.roofline_case(rng) for _ in range(300)]
     calls = [(f"hwlib.roofline.{f}", c) for c in cases for f in ("attainable", "bound")]
-    calls += [("hwlib.roofline.ridge_point", {"peak_flops": c["peak_flops"], "bandwidth": c["bandwidth"]}) for c in cases]
+    calls += [
+        ("hwlib.roofline.ridge_point", {"peak_flops": c["peak_flops"], "bandwidth": c["bandwidth"]}) for c in cases
+    ]
     got = [o["ok"] for o in run_js(calls)]
     want = [parity.roofline_outcome(c)[k] for c in cases for k in ("attainable", "bound")]
     want += [parity.roofline_outcome(c)["ridge"] for c in cases]
     assert max(parity.relative_error(w, g) for w, g in zip(want, got)) <= 1e-12
     for precision in specs_precisions():
-        calls = [(f"{fn.__module__}.{fn.__qualname__}", {**kw, "bytes_per_element": precision})
-                 for _, fn, kw in widgets.KERNELS]
+        calls = [
+            (f"{fn.__module__}.{fn.__qualname__}", {**kw, "bytes_per_element": precision})
+            for _, fn, kw in widgets.KERNELS
+        ]
         got = [o["ok"] for o in run_js(calls)]
         assert max(map(parity.relative_error, parity.kernel_intensities(precision), got)) <= 1e-12
 
 
 def specs_precisions():
     from hwlib import specs
+
     return list(specs.PRECISIONS)
 
 
@@ -152,10 +168,17 @@ def test_unit_formatters_print_the_same_strings():
     values += [10 ** rng.uniform(-10, 25) for _ in range(200)]
     calls, expected = [], []
     for v in values:
-        for name, kwargs in [("format_bytes", {"n": v}), ("format_bytes", {"n": v, "binary": True}),
-                             ("format_seconds", {"s": v}), ("format_usd", {"x": v}), ("format_rate", {"x": v}),
-                             ("format_flops", {"x": v}), ("format_si", {"x": -v, "unit": "B"}),
-                             ("format_number", {"x": v}), ("format_number", {"x": -v, "digits": 2})]:
+        for name, kwargs in [
+            ("format_bytes", {"n": v}),
+            ("format_bytes", {"n": v, "binary": True}),
+            ("format_seconds", {"s": v}),
+            ("format_usd", {"x": v}),
+            ("format_rate", {"x": v}),
+            ("format_flops", {"x": v}),
+            ("format_si", {"x": -v, "unit": "B"}),
+            ("format_number", {"x": v}),
+            ("format_number", {"x": -v, "digits": 2}),
+        ]:
             calls.append((f"hwlib.units.{name}", kwargs))
             expected.append(getattr(units, name)(**kwargs))
     texts = ["15T", "7e9", " 350M ", "16_384", "1,000", "40%", "4k", "-2.5e-3", "7B", "0.4", ".5", "1e3"]
@@ -186,7 +209,9 @@ def test_runtime_keeps_python_semantics():
     got = [o.get("ok", o) for o in run_js(calls)]
     want = [parity.normalize_message(format(x, s)) if not s else format(x, s) for x in xs for s in specs_]
     want += [parity.normalize_message(repr(float(x))) for x in xs + [-1.5, 1e-4, 1.5e16]]
-    want += [a // b for a, b in [(7, 2), (-7, 2), (7, -2), (-7.5, 2)]] + [a % b for a, b in [(7, 3), (-7, 3), (7, -3), (-7.5, 2)]]
+    want += [a // b for a, b in [(7, 2), (-7, 2), (7, -2), (-7.5, 2)]] + [
+        a % b for a, b in [(7, 3), (-7, 3), (7, -3), (-7.5, 2)]
+    ]
     got = [g if isinstance(g, str) else float(g) for g in got]
     want = [w if isinstance(w, str) else float(w) for w in want]
     assert [(c, g, w) for c, g, w in zip(calls, got, want) if g != w] == []
@@ -228,9 +253,15 @@ def test_unsupported_python_fails_the_build(fn):
 
 def test_generated_code_is_hwlibs_own_functions():
     js = to_js([calculator.estimate])
-    for fn in ("hwlib_memory__kv_cache_bytes", "hwlib_flops__training_time_s", "hwlib__check__fraction",
-               "hwlib_models__ModelShape__n_params", "hwlib_specs__get", "hwlib_roofline__time_s"):
+    for fn in (
+        "hwlib_memory__kv_cache_bytes",
+        "hwlib_flops__training_time_s",
+        "hwlib__check__fraction",
+        "hwlib_models__ModelShape__n_params",
+        "hwlib_specs__get",
+        "hwlib_roofline__time_s",
+    ):
         assert f"function {fn}(" in js
     assert "// hwlib.flops.training_time_s: Wall-clock time" in js
     assert '"bf16": 2.0' in js and memory.BYTES_PER_VALUE["bf16"] == 2.0
-    assert "hwlib_specs___sheet$value" in js        # the spec sheet, loaded at build time
+    assert "hwlib_specs___sheet$value" in js  # the spec sheet, loaded at build time

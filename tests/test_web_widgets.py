@@ -1,5 +1,6 @@
 """hwlib.web widget builders: self-contained HTML with the generated program, data from hwlib, and
 the same refusals as the library for bad arguments (the page itself is tested in tests/browser/)."""
+
 from __future__ import annotations
 
 import json
@@ -20,11 +21,11 @@ def test_widget_html_is_self_contained_and_offline(build):
     html = build().data
     kind = "llm" if build is llm_calculator else "roofline"
     assert f'data-hwlib-widget="{kind}"' in html and "tex2jax_ignore" in html
-    script = html[html.index("<script>") + len("<script>"):html.rindex("</script>")]
+    script = html[html.index("<script>") + len("<script>") : html.rindex("</script>")]
     assert "</script" not in script.lower()
     for call in ("fetch(", "XMLHttpRequest", "import(", "Worker(", "WebSocket"):
         assert call not in script, f"the widget must not load anything ({call})"
-    assert "<link" not in html and "src=" not in html       # nothing fetched: CSS and JS are inline
+    assert "<link" not in html and "src=" not in html  # nothing fetched: CSS and JS are inline
     data = _data(html)
     assert [a["name"] for a in data["accelerators"]] == specs.names()
 
@@ -72,10 +73,13 @@ def test_book_pages_have_an_in_sync_colab_pair(page):
 
     root = Path(__file__).resolve().parents[1]
     text = jupytext.read(root / f"{page}.md")
-    pair = nbformat.read(root / f"{page}.ipynb", as_version=4)   # the Colab edition (tools/make_colab.py)
+    pair = nbformat.read(root / f"{page}.ipynb", as_version=4)  # the Colab edition (tools/make_colab.py)
     untitled = lambda s: s.split("\n", 1)[1] if s.startswith("# @title") else s  # noqa: E731
-    cells = lambda nb: [untitled(c.source).strip() for c in nb.cells  # noqa: E731
-                        if c.cell_type == "code" and "google.colab" not in c.source]
+    cells = lambda nb: [
+        untitled(c.source).strip()
+        for c in nb.cells  # noqa: E731
+        if c.cell_type == "code" and "google.colab" not in c.source
+    ]
     assert cells(text) == cells(pair), f"{page}.ipynb is out of date: python tools/make_colab.py"
     assert not any(c.get("outputs") for c in pair.cells if c.cell_type == "code")
     first = next(c for c in text.cells if c.cell_type == "code")
@@ -86,7 +90,10 @@ def test_ids_differ_across_kernels():
     """Each chapter runs in its own kernel, yet the single-page/PDF build puts all widgets on one page."""
     import subprocess
     import sys
-    code = "from hwlib.web import roofline_explorer; import re; print(re.search(r'id=\"([^\"]+)\"', roofline_explorer().data).group(1))"
-    ids = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-           for _ in range(2)}
+
+    code = 'from hwlib.web import roofline_explorer; import re; print(re.search(r\'id="([^"]+)"\', roofline_explorer().data).group(1))'
+    ids = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        for _ in range(2)
+    }
     assert len(ids) == 2

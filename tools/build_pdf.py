@@ -10,6 +10,7 @@ opens the hidden worked answers (a PDF cannot be clicked), and prints A4 pages w
 page.pdf. Writes _build/pdf/hardware-for-ai.pdf and copies it to _build/html/ so the book's PDF link
 works on the published site. No LaTeX, nothing downloaded.
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,16 @@ SINGLE = ROOT / "_build" / "singlehtml"
 OUT = ROOT / "_build" / "pdf" / "hardware-for-ai.pdf"
 HTML = ROOT / "_build" / "html"
 CHROMIUM = os.environ.get("HWLIB_CHROMIUM", "/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 PRINT_CSS = """
   .bd-header, .bd-sidebar-primary, .bd-sidebar-secondary, .header-article, .prev-next-area,
   .bd-footer-content, .bd-footer, .search-button-field, .theme-switch-button { display: none !important; }
@@ -115,11 +124,18 @@ def build(single: Path = SINGLE, out: Path = OUT) -> Path:
             state = page.evaluate(READY)
             page.add_style_tag(content=PRINT_CSS)
             page.emulate_media(media="print")
-            page.pdf(path=str(out), format="A4", print_background=True, outline=True, tagged=True,
-                     margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"},
-                     display_header_footer=True, header_template="<span></span>",
-                     footer_template='<div style="font-size:8px;width:100%;text-align:center;color:#555">'
-                                     'Hardware for AI · <span class="pageNumber"></span> / <span class="totalPages"></span></div>')
+            page.pdf(
+                path=str(out),
+                format="A4",
+                print_background=True,
+                outline=True,
+                tagged=True,
+                margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"},
+                display_header_footer=True,
+                header_template="<span></span>",
+                footer_template='<div style="font-size:8px;width:100%;text-align:center;color:#555">'
+                'Hardware for AI · <span class="pageNumber"></span> / <span class="totalPages"></span></div>',
+            )
             browser.close()
     finally:
         httpd.shutdown()
@@ -130,14 +146,16 @@ def build(single: Path = SINGLE, out: Path = OUT) -> Path:
         raise SystemExit("MathJax did not typeset the math before printing")
     if any(s != "ready" for s in state["widgets"]):
         raise SystemExit(f"a calculator did not draw before printing: {state['widgets']}")
-    real_errors = [e for e in errors if "THEBE_JS_URL" not in e]   # stock JB 1.0.4 error, see tests/browser
+    real_errors = [e for e in errors if "THEBE_JS_URL" not in e]  # stock JB 1.0.4 error, see tests/browser
     if real_errors:
         raise SystemExit(f"page errors while printing: {real_errors[:3]}")
     if HTML.is_dir():
         shutil.copyfile(out, HTML / out.name)
-    print(f"wrote {out.relative_to(ROOT)}: {page_count(out)} pages, {out.stat().st_size / 1e6:.1f} MB, "
-          f"{state['typeset']} formulas, {state['images']} images, in {time.perf_counter() - start:.1f} s"
-          + (f"; copied to {(HTML / out.name).relative_to(ROOT)}" if HTML.is_dir() else ""))
+    print(
+        f"wrote {out.relative_to(ROOT)}: {page_count(out)} pages, {out.stat().st_size / 1e6:.1f} MB, "
+        f"{state['typeset']} formulas, {state['images']} images, in {time.perf_counter() - start:.1f} s"
+        + (f"; copied to {(HTML / out.name).relative_to(ROOT)}" if HTML.is_dir() else "")
+    )
     return out
 
 

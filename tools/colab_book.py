@@ -3,6 +3,7 @@ numbers (global, as Sphinx numbers them), glossary anchors, short citations (ref
 glued values of the executed book (_build/jupyter_execute/<page>.glue.json, written by `make book`)
 with the names glued live=True, which the Colab edition does not bake in.
 """
+
 from __future__ import annotations
 
 import ast
@@ -50,6 +51,7 @@ class Book:
         folder = (self.root / doc).parent
         if (folder / "source.md").is_file():
             import make_exercises
+
             return make_exercises.build(folder, "learner")
         return nbformat.read(self.root / f"{doc}.ipynb", as_version=4)
 
@@ -59,8 +61,12 @@ class Book:
 
     def colab_pages(self) -> list[str]:
         """The pages with code: each gets a Colab notebook (intro and references have none)."""
-        return [d for d in self.docs if "kernelspec" in self.notebooks[d].metadata
-                and any(c.cell_type == "code" for c in self.notebooks[d].cells)]
+        return [
+            d
+            for d in self.docs
+            if "kernelspec" in self.notebooks[d].metadata
+            and any(c.cell_type == "code" for c in self.notebooks[d].cells)
+        ]
 
     def title(self, doc: str) -> str:
         """The first heading of a page (what Sphinx shows for a {doc} link without text)."""
@@ -104,7 +110,7 @@ class Book:
         return number, self.url(where, f"equation-{label}")
 
     def reference(self, label: str, doc: str, numbered: bool = False):
-        if label in ("genindex", "search", "modindex"):            # Sphinx's own pages
+        if label in ("genindex", "search", "modindex"):  # Sphinx's own pages
             return {"genindex": "Index", "search": "Search", "modindex": "Module index"}[label], self.url(label)
         if label in self.labels["sections"]:
             where, title = self.labels["sections"][label]
@@ -118,7 +124,7 @@ class Book:
     def glossary(self) -> dict:
         """term (lower case) -> URL of its entry: the {glossary} directives of the book's pages."""
         from colab_md import parser
-        from sphinx.util.nodes import _make_id   # the id Sphinx gives a glossary term
+        from sphinx.util.nodes import _make_id  # the id Sphinx gives a glossary term
 
         terms = {}
         for doc in self.docs:
@@ -158,7 +164,7 @@ class Book:
         people = entry.persons.get("author") or entry.persons.get("editor") or []
         names = [" ".join(p.last_names) or " ".join(p.first_names) for p in people]
         names = [re.sub(r"[{}]", "", n) for n in names]
-        if "others" in names:                       # BibTeX "and others": et al. whatever the count
+        if "others" in names:  # BibTeX "and others": et al. whatever the count
             names = [n for n in names if n != "others"] + ["", ""]
         if not names:
             org = entry.fields.get("organization") or entry.fields.get("institution") or entry.fields.get("publisher")
@@ -190,16 +196,20 @@ class Book:
                     if not live or not (isinstance(live[0].value, ast.Constant) and live[0].value.value):
                         continue
                     if not (node.args and isinstance(node.args[0], ast.Constant)):
-                        raise ValueError(f"{doc}: glue(..., live=True) needs a literal name, got "
-                                         f"{ast.unparse(node.args[0]) if node.args else 'none'}")
+                        raise ValueError(
+                            f"{doc}: glue(..., live=True) needs a literal name, got "
+                            f"{ast.unparse(node.args[0]) if node.args else 'none'}"
+                        )
                     found.setdefault(doc, set()).add(node.args[0].value)
         return found
 
     def glue_table(self, doc: str) -> dict:
         path = self.build / f"{doc}.glue.json"
         if not path.is_file():
-            raise SystemExit(f"make_colab: {path.relative_to(self.root)} is missing: build the book first "
-                             f"(make book), then run {REGEN}")
+            raise SystemExit(
+                f"make_colab: {path.relative_to(self.root)} is missing: build the book first "
+                f"(make book), then run {REGEN}"
+            )
         return json.loads(path.read_text())
 
     def glue_value(self, doc: str, name: str) -> str:

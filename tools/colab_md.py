@@ -8,6 +8,7 @@ labels and comments removed, admonitions as block quotes, dropdown answers and q
 finds the blocks; roles are replaced in the text outside code. Anything it does not know raises
 ValueError naming the page, so a new construct cannot slip through raw.
 """
+
 from __future__ import annotations
 
 import html
@@ -25,26 +26,47 @@ from mdit_py_plugins.myst_role import myst_role_plugin
 ROLE = re.compile(r"\{(?P<name>[A-Za-z][\w:.-]*)\}`(?P<content>[^`]+)`")
 OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
 QUIZ_OPTION = re.compile(r"^\s*[-*]\s*\[( |x|X)\]\s*(.+)$")
-ADMONITIONS = {"note", "tip", "hint", "important", "warning", "caution", "attention", "danger", "error",
-               "seealso", "admonition"}
+ADMONITIONS = {
+    "note",
+    "tip",
+    "hint",
+    "important",
+    "warning",
+    "caution",
+    "attention",
+    "danger",
+    "error",
+    "seealso",
+    "admonition",
+}
 # Prose about "the machine that built this page" is about the learner's machine in the Colab edition.
-PLACE = [(re.compile(r"\b(machine|device|chip|CPU|GPU|computer) that built this page\b"), r"\1 running this notebook"),
-         (re.compile(r"\bthe device that built it\b"), "the device running it"),
-         (re.compile(r"\b(?:this|the) build machine(?:'s)?\b"),
-          lambda m: "this machine's" if m.group(0).endswith("'s") else "this machine"),
-         (re.compile(r"\bwhen this page was built\b"), "when you ran this notebook"),
-         (re.compile(r"\b([Tt])his page was built on\b"), r"\1his notebook is running on"),
-         (re.compile(r"\b([Oo])n this build\b"), r"\1n this run"),
-         (re.compile(r"\bthis build\b"), "this run")]
+PLACE = [
+    (re.compile(r"\b(machine|device|chip|CPU|GPU|computer) that built this page\b"), r"\1 running this notebook"),
+    (re.compile(r"\bthe device that built it\b"), "the device running it"),
+    (
+        re.compile(r"\b(?:this|the) build machine(?:'s)?\b"),
+        lambda m: "this machine's" if m.group(0).endswith("'s") else "this machine",
+    ),
+    (re.compile(r"\bwhen this page was built\b"), "when you ran this notebook"),
+    (re.compile(r"\b([Tt])his page was built on\b"), r"\1his notebook is running on"),
+    (re.compile(r"\b([Oo])n this build\b"), r"\1n this run"),
+    (re.compile(r"\bthis build\b"), "this run"),
+]
 # What must not be left in the Colab edition's prose (the book's build machine is not the learner's).
 BUILD_PHRASES = re.compile(r"built this page|[Oo]n this build\b|page was built|the build machine\b")
 
 
 def parser() -> MarkdownIt:
     """CommonMark plus the MyST syntax the book enables (_config.yml parse.myst_enable_extensions)."""
-    return (MarkdownIt("commonmark").use(myst_role_plugin).use(myst_block_plugin).use(colon_fence_plugin)
-            .use(dollarmath_plugin, allow_labels=True, allow_space=True, allow_digits=True, double_inline=False)
-            .use(amsmath_plugin).use(deflist_plugin))
+    return (
+        MarkdownIt("commonmark")
+        .use(myst_role_plugin)
+        .use(myst_block_plugin)
+        .use(colon_fence_plugin)
+        .use(dollarmath_plugin, allow_labels=True, allow_space=True, allow_digits=True, double_inline=False)
+        .use(amsmath_plugin)
+        .use(deflist_plugin)
+    )
 
 
 def md_escape(text: str) -> str:
@@ -59,7 +81,7 @@ def split_options(body: str) -> tuple[dict, str]:
     lines = body.split("\n")
     if lines and lines[0].strip() == "---":
         end = lines.index("---", 1)
-        return yaml.safe_load("\n".join(lines[1:end])) or {}, "\n".join(lines[end + 1:])
+        return yaml.safe_load("\n".join(lines[1:end])) or {}, "\n".join(lines[end + 1 :])
     options = {}
     while lines and (m := OPTION.match(lines[0])):
         options[m.group("key")] = m.group("value").strip()
@@ -100,8 +122,11 @@ class Renderer:
             m = re.match(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", content, re.S)
             text, target = (m.group("text"), m.group("target")) if m else (None, content.strip())
             target = re.sub(r"\.(md|ipynb)$", "", target.strip())
-            page = (target.lstrip("/") if target.startswith("/")
-                    else posixpath.normpath(posixpath.join(posixpath.dirname(doc), target)))
+            page = (
+                target.lstrip("/")
+                if target.startswith("/")
+                else posixpath.normpath(posixpath.join(posixpath.dirname(doc), target))
+            )
             return f"[{text or book.title(page)}]({book.url(page)})"
         if name == "math":
             return f"${content}$"
@@ -123,7 +148,7 @@ class Renderer:
             if not m_role:
                 out.append(text[pos:])
                 break
-            out.append(text[pos:m_role.start()])
+            out.append(text[pos : m_role.start()])
             out.append(self.role(m_role.group("name"), m_role.group("content"), doc))
             pos = m_role.end()
         result = "".join(out)
@@ -143,7 +168,7 @@ class Renderer:
                 continue
             special = self.block(token, doc)
             if special is None and token.type in ("fence", "code_block"):
-                special = "\n".join(lines[start:end])           # code: verbatim, no role replacement
+                special = "\n".join(lines[start:end])  # code: verbatim, no role replacement
             if special is not None:
                 pieces.append(self.inline("\n".join(lines[cursor:start]), doc))
                 pieces.append(special)
@@ -180,8 +205,9 @@ class Renderer:
         if name in ADMONITIONS or name in ("dropdown", "toggle"):
             title = arg.strip() or (name.capitalize() if name not in ("dropdown", "toggle", "admonition") else "Show")
             if name in ("dropdown", "toggle") or "dropdown" in classes or "toggle" in classes:
-                return (f"<details><summary><b>{html.escape(self.plain(title, doc))}</b></summary>\n\n"
-                        f"{inner}\n\n</details>")
+                return (
+                    f"<details><summary><b>{html.escape(self.plain(title, doc))}</b></summary>\n\n{inner}\n\n</details>"
+                )
             quoted = "\n".join(">" + (" " + ln if ln else "") for ln in inner.split("\n"))
             return f"> **{self.inline(title, doc)}**\n>\n{quoted}"
         if name in ("code-block", "code", "sourcecode"):
@@ -201,9 +227,11 @@ class Renderer:
         letters = [chr(ord("a") + i) for i in range(len(options))]
         listing = "\n".join(f"- ({k}) {self.inline(o.group(2), doc)}" for k, o in zip(letters, options))
         right = [f"({k}) {self.inline(o.group(2), doc)}" for k, o in zip(letters, options) if o.group(1) != " "]
-        explain = self.markdown("\n".join(lines[cut + 1:]), doc)
-        return (f"**Quiz.** {self.inline(question, doc)}\n\n{listing}\n\n"
-                f"<details><summary><b>Answer</b></summary>\n\n**{'; '.join(right)}**\n\n{explain}\n\n</details>")
+        explain = self.markdown("\n".join(lines[cut + 1 :]), doc)
+        return (
+            f"**Quiz.** {self.inline(question, doc)}\n\n{listing}\n\n"
+            f"<details><summary><b>Answer</b></summary>\n\n**{'; '.join(right)}**\n\n{explain}\n\n</details>"
+        )
 
     def plain(self, text: str, doc: str) -> str:
         """Inline text for an HTML context (a <summary>): roles replaced, Markdown markers dropped."""

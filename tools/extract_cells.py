@@ -8,6 +8,7 @@ Each page becomes <DIR>/<slug>.py: its cells in order, each headed by a `# %% <p
 IPython magics (`%pip ...`, `!cmd`) turned into `pass  # %pip ...` so the file parses. The output is what the
 `duplicates` command reads (it skips Markdown) and what tests/test_chapter_code.py counts.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,6 +53,7 @@ def code_cells(page: Path) -> list[tuple[int, str]]:
 
 def _pythonic(source: str) -> str:
     """Cell source with IPython magics and shell escapes commented out (so it parses as Python)."""
+
     def fix(ln):
         body = ln.lstrip()
         if not body.startswith(("%", "!")):

@@ -12,6 +12,7 @@ measurement, a device name) is not baked in but points to the learner's own outp
 URL (install cell) and the published book URL (links) come from _config.yml. Output is byte-for-byte
 deterministic: no outputs, no execution counts, fixed cell ids.
 """
+
 from __future__ import annotations
 
 import re
@@ -28,8 +29,7 @@ from colab_book import REGEN, Book  # noqa: E402,F401  (Book: the tests build on
 from colab_md import Renderer  # noqa: E402
 
 MEASURES = re.compile(r"\bbench\.\w+\(|\bbackend\.(?:get|announce)\(|\bcollectives\.allreduce\(")
-HIDDEN = {"remove-cell": "Setup", "hide-input": "Show the code",
-          "remove-input": "Show the code"}
+HIDDEN = {"remove-cell": "Setup", "hide-input": "Show the code", "remove-input": "Show the code"}
 
 
 def install_cell(repo_url: str) -> str:
@@ -96,7 +96,7 @@ def render(book: Book, doc: str, renderer: Renderer | None = None) -> nbformat.N
             continue
         if cell.cell_type != "code":
             continue
-        if "google.colab" in cell.source:       # the source's install cell: replaced by the one above
+        if "google.colab" in cell.source:  # the source's install cell: replaced by the one above
             continue
         source, meta = hide_code(cell.source, tags)
         if tags:
@@ -108,9 +108,11 @@ def render(book: Book, doc: str, renderer: Renderer | None = None) -> nbformat.N
     for i, cell in enumerate(cells):
         cell["id"] = f"c{i:03d}"
     gpu = measures(src)
-    meta = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-            "colab": {"provenance": [], "toc_visible": True, **({"gpuType": "T4"} if gpu else {})}}
+    meta = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        "colab": {"provenance": [], "toc_visible": True, **({"gpuType": "T4"} if gpu else {})},
+    }
     if gpu:
         meta["accelerator"] = "GPU"
     if "hwlib" in src.metadata:
@@ -136,7 +138,7 @@ def problems(book: Book | None = None) -> list[str]:
         rel = path.relative_to(book.root)
         try:
             text = text_of(render(book, doc, renderer))
-        except (ValueError, SystemExit) as exc:   # e.g. a glue name the (older) built book does not have
+        except (ValueError, SystemExit) as exc:  # e.g. a glue name the (older) built book does not have
             found.append(f"{rel} cannot be rendered: {exc} (run: make book, then {REGEN})")
             continue
         if not path.is_file():

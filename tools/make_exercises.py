@@ -11,6 +11,7 @@ installed without the repository, e.g. on Colab).
     python tools/make_exercises.py --check [ID]  exit 1 if a generated file is stale (cells, tags,
                                                  metadata, or the public checks copy); no execution
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,10 @@ def split_solution(source: str, where: str) -> tuple[str, str]:
             if block is None:
                 raise ValueError(f"{where}, line {n}: END SOLUTION without BEGIN SOLUTION")
             if not block:
-                raise ValueError(f"{where}, line {n}: a solution block needs at least one "
-                                 "'# LEARNER:' line (e.g. '# LEARNER: answer = None')")
+                raise ValueError(
+                    f"{where}, line {n}: a solution block needs at least one "
+                    "'# LEARNER:' line (e.g. '# LEARNER: answer = None')"
+                )
             learner.extend(block)
             block = None
         elif (m := _LEARNER.match(line)) is not None:
@@ -83,7 +86,8 @@ def build(folder: Path, variant: str) -> nbformat.NotebookNode:
         cells.append(cell)
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = src.metadata.get(
-        "kernelspec", {"display_name": "Python 3", "language": "python", "name": "python3"})
+        "kernelspec", {"display_name": "Python 3", "language": "python", "name": "python3"}
+    )
     nb.metadata["hwlib"] = {"exercise": folder.name, "variant": variant}
     return nb
 
@@ -91,8 +95,9 @@ def build(folder: Path, variant: str) -> nbformat.NotebookNode:
 def execute(nb: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookNode:
     from nbclient import NotebookClient
 
-    NotebookClient(nb, timeout=120, kernel_name="python3", record_timing=False,
-                   resources={"metadata": {"path": str(folder)}}).execute()
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(folder)}}
+    ).execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
     return nb
@@ -118,8 +123,10 @@ def stale(folder: Path) -> list[str]:
             continue
         if _skeleton(nbformat.read(path, as_version=4)) != _skeleton(build(folder, variant)):
             problems.append(f"{path.relative_to(ROOT)} does not match source.md")
-        elif any(c.cell_type == "code" and c.source.strip() and c.get("execution_count") is None
-                 for c in nbformat.read(path, as_version=4).cells):
+        elif any(
+            c.cell_type == "code" and c.source.strip() and c.get("execution_count") is None
+            for c in nbformat.read(path, as_version=4).cells
+        ):
             problems.append(f"{path.relative_to(ROOT)} has unexecuted cells")
     public = PUBLIC / f"{folder.name}.yaml"
     if not public.is_file() or public.read_bytes() != (folder / "checks.yaml").read_bytes():

@@ -1,7 +1,8 @@
 """Superseded by tools/make_colab.py, which renders the Colab notebooks (not jupytext pairs).
 
-    python tools/sync_pairs.py [--check]   # the same as: python tools/make_colab.py [--check]
+python tools/sync_pairs.py [--check]   # the same as: python tools/make_colab.py [--check]
 """
+
 import runpy
 import sys
 from pathlib import Path

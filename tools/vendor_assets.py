@@ -3,6 +3,7 @@
 The published book must not depend on a CDN: MathJax (and anything else the pages need in the
 browser) comes from the npm registry at build time, pinned in package-lock.json.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -15,7 +16,7 @@ VENDOR = ROOT / "_vendor"
 # (source under node_modules, destination under _vendor)
 ASSETS = [
     ("mathjax/es5/tex-svg.js", "mathjax/tex-svg.js"),
-    ("mathjax/LICENSE", "mathjax/LICENSE"),     # Apache-2.0: its notice travels with it (NOTICE.md)
+    ("mathjax/LICENSE", "mathjax/LICENSE"),  # Apache-2.0: its notice travels with it (NOTICE.md)
 ]
 
 

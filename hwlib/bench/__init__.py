@@ -9,6 +9,7 @@ measurements in SI units. Methodology: ``hwlib.bench.timing``.
     rec = bench.bandwidth(quick=True)          # E1, on whatever this machine has
     run = bench.run_all(quick=True)            # every experiment -> a run (hwlib.bench.recorded)
 """
+
 from __future__ import annotations
 
 import importlib
@@ -35,6 +36,7 @@ def _isolated(name, fn):
     @functools.wraps(fn)
     def run_isolated(xp=None, *args, **kwargs):
         from hwlib.bench import _common
+
         try:
             return fn(xp, *args, **kwargs)
         except BAD_INPUT:
@@ -43,6 +45,7 @@ def _isolated(name, fn):
             bk = _common.resolve(xp)
             _common.free_device_memory(bk)
             return _common.failed(name, bk, EXPERIMENTS[name][1], exc)
+
     return run_isolated
 
 
@@ -60,6 +63,7 @@ def run_all(xp=None, quick: bool = False, progress=None, names=None, on_record=N
     given, is called after each experiment (the CLI saves the partial run there).
     """
     from hwlib.bench import _common, recorded
+
     wanted = list(names or EXPERIMENTS)
     registry.check_all(wanted)
     records = {}

@@ -9,6 +9,7 @@ A record is a JSON-ready dict:
 memory, a CUDA error) and `reason` holds the error's first line - one entry lost, never the run.
 A measured point may carry launch_bound=True: its time is the host's launch cost, not the device's work.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -26,9 +27,18 @@ def now() -> str:
 
 
 def new_record(experiment: str, bk, title: str, parameters: dict, notes=()) -> dict:
-    return {"experiment": experiment, "title": title, "status": "ok", "source": "live", "date": now(),
-            "backend": bk.name, "device": bk.device_info(), "parameters": dict(parameters),
-            "results": [], "notes": list(notes)}
+    return {
+        "experiment": experiment,
+        "title": title,
+        "status": "ok",
+        "source": "live",
+        "date": now(),
+        "backend": bk.name,
+        "device": bk.device_info(),
+        "parameters": dict(parameters),
+        "results": [],
+        "notes": list(notes),
+    }
 
 
 def skipped(experiment: str, bk, title: str, reason: str, parameters=None) -> dict:
@@ -113,6 +123,7 @@ def check_sizes(name: str, values) -> list:
 def kernel_source(filename: str) -> str:
     """CUDA C source shipped in hwlib/kernels/ (compiled at run time by CuPy's NVRTC)."""
     from importlib import resources
+
     return resources.files("hwlib").joinpath("kernels", filename).read_text()
 
 
@@ -152,14 +163,20 @@ def wave_grid(bk, kern, block: int = 256, waves: int = 1) -> dict:
     """Launch shape of `waves` whole waves of resident blocks: {"grid", "block", "blocks_per_sm", ...}."""
     per_sm, how = resident_blocks(bk, kern, block)
     sms = bk.device_info()["sm_count"]
-    return {"grid": max(1, waves * sms * per_sm), "block": int(block), "blocks_per_sm": per_sm,
-            "occupancy": per_sm * block / bk.device_info()["max_threads_per_sm"], "occupancy_from": how}
+    return {
+        "grid": max(1, waves * sms * per_sm),
+        "block": int(block),
+        "blocks_per_sm": per_sm,
+        "occupancy": per_sm * block / bk.device_info()["max_threads_per_sm"],
+        "occupancy_from": how,
+    }
 
 
 def tf32_state(bk) -> dict:
     """Whether float32 matmuls may run on TF32 tensor cores: CuPy's CUPY_TF32 variable and the
     current compute type for float32 (7 = TF32 in cupy/_core/_routines_linalg.pyx)."""
     import os
+
     env = os.environ.get("CUPY_TF32")
     state = {"CUPY_TF32": env, "enabled": env not in (None, "", "0")}
     if bk.is_gpu:
@@ -182,13 +199,15 @@ def memory_cap(bk, fraction: float = 0.4, quick: bool = False):
     if bk.is_gpu:
         return None
     from hwlib.device_info import available_memory_bytes
+
     avail = available_memory_bytes()
     cap = int(avail * fraction) if avail else None
     return min(cap or QUICK_CAP_BYTES, QUICK_CAP_BYTES) if quick else cap
 
 
-def dram_elements(bk, itemsize: int, base: int, factor: int = 4, arrays: int = 3, fraction: float = 0.4,
-                  quick: bool = False):
+def dram_elements(
+    bk, itemsize: int, base: int, factor: int = 4, arrays: int = 3, fraction: float = 0.4, quick: bool = False
+):
     """(elements per array, note): max(base, factor x cache / itemsize) - each array `factor` times the
     largest cache, so the working set lives in DRAM - but on a CPU no more than `fraction` of the
     available memory for `arrays` arrays (the note then says so; None when not capped)."""
@@ -197,8 +216,10 @@ def dram_elements(bk, itemsize: int, base: int, factor: int = 4, arrays: int = 3
     if cap is not None and arrays * n * itemsize > cap:
         capped = max(1 << 16, cap // (arrays * itemsize) // 4096 * 4096)
         if capped < n:
-            return capped, (f"arrays capped at {capped * itemsize / 2**20:.0f} MiB each by available memory "
-                            f"({cap / 2**30:.1f} GiB usable: {fraction:.0%} of what is free"
-                            f"{', at most 2 GiB for --quick' if quick else ''}) instead of "
-                            f"{n * itemsize / 2**20:.0f} MiB ({factor} x the {bk.cache_bytes() / 2**20:.0f} MiB cache)")
+            return capped, (
+                f"arrays capped at {capped * itemsize / 2**20:.0f} MiB each by available memory "
+                f"({cap / 2**30:.1f} GiB usable: {fraction:.0%} of what is free"
+                f"{', at most 2 GiB for --quick' if quick else ''}) instead of "
+                f"{n * itemsize / 2**20:.0f} MiB ({factor} x the {bk.cache_bytes() / 2**20:.0f} MiB cache)"
+            )
     return n, None

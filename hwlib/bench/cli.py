@@ -6,6 +6,7 @@ a step count ("[3/9] roofline (2/6): ..."), so `--json` output on stdout stays m
 it also saves the run after every experiment, so an interrupted run keeps what it measured. An
 out-of-memory ends the command with one line (exit status 1), never a traceback.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,49 +18,66 @@ from hwlib import bench
 def _elements(text) -> int:
     """--n: a whole number of elements >= 1 ('0' is an error, not "the default size")."""
     from hwlib.cli_calc import parse_whole
+
     return parse_whole(text)
 
 
 def register(subparsers) -> None:
     names = list(bench.EXPERIMENTS) + ["all", "info"]
-    p = subparsers.add_parser("bench", help="measure this machine (GPU via CuPy, else CPU via NumPy)",
-                              description="Run the book's experiments on this machine. NAME: " +
-                              "; ".join(f"{k}: {v[1]}" for k, v in bench.EXPERIMENTS.items()) +
-                              "; all: every experiment, summary table (--out saves the run); "
-                              "info: the device and backend.")
+    p = subparsers.add_parser(
+        "bench",
+        help="measure this machine (GPU via CuPy, else CPU via NumPy)",
+        description="Run the book's experiments on this machine. NAME: "
+        + "; ".join(f"{k}: {v[1]}" for k, v in bench.EXPERIMENTS.items())
+        + "; all: every experiment, summary table (--out saves the run); "
+        "info: the device and backend.",
+    )
     p.add_argument("name", metavar="NAME", choices=names, help=" | ".join(names))
     p.add_argument("--quick", action="store_true", help="smaller sizes: seconds, not minutes")
     p.add_argument("--json", action="store_true", help="print the record as JSON on stdout")
     p.add_argument("--out", metavar="FILE", help="write the run (all) or record (NAME) as JSON to FILE")
     p.add_argument("--no-sweep", action="store_true", help="bandwidth: skip the working-set sweep")
-    p.add_argument("--n", type=_elements, metavar="ELEMENTS",
-                   help="bandwidth: elements per array, a whole number >= 1 (e.g. 16M; default: by size)")
+    p.add_argument(
+        "--n",
+        type=_elements,
+        metavar="ELEMENTS",
+        help="bandwidth: elements per array, a whole number >= 1 (e.g. 16M; default: by size)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
     from hwlib import backend
+
     progress = not args.quiet
     if args.name == "info":
         b = backend.announce(file=sys.stderr)
         info = b.device_info()
-        print(json.dumps({"backend": b.name, "reason": b.reason, "device": info}, indent=2) if args.json
-              else "\n".join(f"{k}: {v}" for k, v in info.items()))
+        print(
+            json.dumps({"backend": b.name, "reason": b.reason, "device": info}, indent=2)
+            if args.json
+            else "\n".join(f"{k}: {v}" for k, v in info.items())
+        )
         return 0
     backend.announce(file=sys.stderr)
     try:
         return _run(args, progress)
     except MemoryError as exc:
         from hwlib.bench import _common
-        print(f"hwlib bench {args.name}: out of memory ({_common.one_line(exc)}); try --quick"
-              + (" or a smaller --n" if args.name == "bandwidth" else ""), file=sys.stderr)
+
+        print(
+            f"hwlib bench {args.name}: out of memory ({_common.one_line(exc)}); try --quick"
+            + (" or a smaller --n" if args.name == "bandwidth" else ""),
+            file=sys.stderr,
+        )
         return 1
 
 
 def _run(args, progress) -> int:
     if args.name == "all":
         from hwlib.bench import recorded
+
         save = (lambda name, rec, run: recorded.save(run, args.out)) if args.out else None
         run = bench.run_all(quick=args.quick, progress=progress, on_record=save)
         if args.out:
@@ -102,10 +120,37 @@ def format_record(rec: dict) -> str:
     lines = [f"{rec.get('title', rec.get('experiment'))} - live on {dev} ({rec.get('backend')})"]
     if rec.get("status") != "ok":
         return "\n".join(lines + [f"{rec.get('status', 'skipped')}: {rec.get('reason')}"])
-    keep = ("kernel", "variant", "pattern", "format", "status", "shape", "dtype", "direction", "host_memory",
-            "n", "size", "batch", "iters", "threads", "ilp", "working_set_bytes", "bytes", "bytes_moved", "seconds",
-            "bytes_per_s", "flops_per_s", "tokens_per_s", "bound_tokens_per_s", "speedup", "slowdown", "rel_error",
-            "reason", "reps_per_launch", "launch_bound")
+    keep = (
+        "kernel",
+        "variant",
+        "pattern",
+        "format",
+        "status",
+        "shape",
+        "dtype",
+        "direction",
+        "host_memory",
+        "n",
+        "size",
+        "batch",
+        "iters",
+        "threads",
+        "ilp",
+        "working_set_bytes",
+        "bytes",
+        "bytes_moved",
+        "seconds",
+        "bytes_per_s",
+        "flops_per_s",
+        "tokens_per_s",
+        "bound_tokens_per_s",
+        "speedup",
+        "slowdown",
+        "rel_error",
+        "reason",
+        "reps_per_launch",
+        "launch_bound",
+    )
     for row in rec.get("results", []):
         lines.append("  " + "  ".join(f"{k}={_human(k, row[k])}" for k in keep if k in row))
     lines += [f"  note: {n}" for n in rec.get("notes", [])]
@@ -138,23 +183,40 @@ def headline(name: str, rec: dict) -> str:
     if name in ("occupancy", "transfer"):
         return f"best {(_ok(rows, 'bytes_per_s') or 0) / 1e9:.1f} GB/s over {len(rows)} points"
     if name == "formats":
-        return "  ".join(f"{r['format']} {r['flops_per_s'] / 1e12:.3g}" if r.get("status") == "ok"
-                         else f"{r['format']} {r.get('status')}" for r in rows) + " (TFLOP/s)"
+        return (
+            "  ".join(
+                f"{r['format']} {r['flops_per_s'] / 1e12:.3g}"
+                if r.get("status") == "ok"
+                else f"{r['format']} {r.get('status')}"
+                for r in rows
+            )
+            + " (TFLOP/s)"
+        )
     if name == "decode":
         b1 = next((r for r in rows if r["batch"] == rows[0]["batch"]), None)
-        return (f"batch {b1['batch']}: {b1['tokens_per_s']:.4g} tokens/s; batch {rows[-1]['batch']}: "
-                f"{rows[-1]['tokens_per_s']:.4g} tokens/s") if b1 else ""
+        return (
+            (
+                f"batch {b1['batch']}: {b1['tokens_per_s']:.4g} tokens/s; batch {rows[-1]['batch']}: "
+                f"{rows[-1]['tokens_per_s']:.4g} tokens/s"
+            )
+            if b1
+            else ""
+        )
     return f"{len(rows)} points"
 
 
 def summary_table(run: dict) -> str:
     """A readable table of a run: experiment, status, launch-bound points, headline result."""
     dev = run.get("device", {}).get("name", "?")
-    lines = [f"hwlib bench all - {dev} ({run.get('backend')}){' quick' if run.get('quick') else ''}",
-             f"{'experiment':<11} {'status':<8} {'launch-bound':>12}  result"]
+    lines = [
+        f"hwlib bench all - {dev} ({run.get('backend')}){' quick' if run.get('quick') else ''}",
+        f"{'experiment':<11} {'status':<8} {'launch-bound':>12}  result",
+    ]
     for name, rec in run["records"].items():
         rows = rec.get("results", []) + rec.get("sweep", [])
         bound = sum(1 for r in rows if r.get("launch_bound"))
-        lines.append(f"{name:<11} {rec.get('status', '?'):<8} {f'{bound}/{len(rows)}' if rows else '-':>12}  "
-                     f"{headline(name, rec)}")
+        lines.append(
+            f"{name:<11} {rec.get('status', '?'):<8} {f'{bound}/{len(rows)}' if rows else '-':>12}  "
+            f"{headline(name, rec)}"
+        )
     return "\n".join(lines)

@@ -10,6 +10,7 @@ array that doubles the memory traffic. These helpers keep the CPU fallback hones
   small enough for the intermediate to stay in the core's L2 cache ("cache blocking"), so DRAM sees
   only the bytes STREAM counts: read b and c, write a.
 """
+
 from __future__ import annotations
 
 import os
@@ -111,4 +112,5 @@ def triad_two_pass(a, b, c, s):
     def run():
         np.multiply(c, s, out=a)
         np.add(a, b, out=a)
+
     return run

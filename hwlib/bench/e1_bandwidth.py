@@ -19,6 +19,7 @@ cost of a launch, not the memory, sets the time. Points whose time is still the 
 launch_bound=True (GPU: device time <= 1.2 x host launch cost; CPU: time <= 2 x the cost of the
 same call on 64 elements, i.e. Python/NumPy call overhead).
 """
+
 from __future__ import annotations
 
 import weakref
@@ -66,8 +67,11 @@ def _gpu_kernels(bk, a, b, c, s):
         grid = int(min(shape["grid"], max(1, -(-a.size // 256))))
         reps = reps_for(bk, ARRAYS[name] * a.size * a.dtype.itemsize)
         call_args = args[name] + (n, np.int32(reps))  # exact C types: long long n, int reps
-        out[name] = (lambda kern=kern, grid=grid, call_args=call_args: kern((grid,), (256,), call_args),
-                     dict(shape, grid=grid), reps)
+        out[name] = (
+            lambda kern=kern, grid=grid, call_args=call_args: kern((grid,), (256,), call_args),
+            dict(shape, grid=grid),
+            reps,
+        )
     return out
 
 
@@ -90,9 +94,19 @@ def _kernels(bk, a, b, c, threads):
 def _timed(bk, a, b, c, threads):
     """{kernel: (callable, extra fields, reps)} for timing."""
     if bk.is_gpu:
-        return {k: (fn, {"grid": sh["grid"], "block": sh["block"], "blocks_per_sm": sh["blocks_per_sm"],
-                         "reps_per_launch": reps}, reps)
-                for k, (fn, sh, reps) in _gpu_kernels(bk, a, b, c, SCALAR).items()}
+        return {
+            k: (
+                fn,
+                {
+                    "grid": sh["grid"],
+                    "block": sh["block"],
+                    "blocks_per_sm": sh["blocks_per_sm"],
+                    "reps_per_launch": reps,
+                },
+                reps,
+            )
+            for k, (fn, sh, reps) in _gpu_kernels(bk, a, b, c, SCALAR).items()
+        }
     return {k: (fn, {}, 1) for k, fn in _kernels(bk, a, b, c, threads).items()}
 
 
@@ -101,10 +115,20 @@ def _point(kernel, n, itemsize, t, reps=1, overhead_s=None, **extra) -> dict:
     counted = ARRAYS[kernel] * n * itemsize
     best, median = t.best_s / reps, t.median_s / reps
     bound = t.launch_bound if overhead_s is None else t.median_s <= 2 * overhead_s
-    return {"kernel": kernel, "n": int(n), "itemsize": int(itemsize), "bytes": int(counted),
-            "seconds": best, "seconds_median": median, "first_call_s": t.first_call_s,
-            "bytes_per_s": _common.rate(counted, best), "bytes_per_s_median": _common.rate(counted, median),
-            "launch_bound": bool(bound), "host_per_call_s": t.host_per_call_s, **extra}
+    return {
+        "kernel": kernel,
+        "n": int(n),
+        "itemsize": int(itemsize),
+        "bytes": int(counted),
+        "seconds": best,
+        "seconds_median": median,
+        "first_call_s": t.first_call_s,
+        "bytes_per_s": _common.rate(counted, best),
+        "bytes_per_s_median": _common.rate(counted, median),
+        "launch_bound": bool(bound),
+        "host_per_call_s": t.host_per_call_s,
+        **extra,
+    }
 
 
 def default_n(bk, dtype, quick: bool):
@@ -116,8 +140,17 @@ def default_n(bk, dtype, quick: bool):
     return _common.dram_elements(bk, item, 1 << 22 if quick else 1 << 24, factor=2 if quick else 4, quick=quick)
 
 
-def bandwidth(xp=None, n: int | None = None, dtype=None, quick: bool = False, sweep: bool = True,
-              sweep_sizes=None, threads: int | None = None, samples: int = 7, progress=None) -> dict:
+def bandwidth(
+    xp=None,
+    n: int | None = None,
+    dtype=None,
+    quick: bool = False,
+    sweep: bool = True,
+    sweep_sizes=None,
+    threads: int | None = None,
+    samples: int = 7,
+    progress=None,
+) -> dict:
     """Run E1 and return its record (results: one entry per STREAM kernel; sweep: triad vs size).
 
     n: elements per array (default: see default_n). dtype: float32 on a GPU, float64 on a CPU
@@ -134,24 +167,40 @@ def bandwidth(xp=None, n: int | None = None, dtype=None, quick: bool = False, sw
         n, cap_note = default_n(bk, dtype, quick)
     n = _common.check_sizes("n", [n])[0]
     threads = cpu.cores() if threads is None else _common.check_sizes("threads", [threads])[0]
-    rec = _common.new_record("bandwidth", bk, "E1 memory bandwidth (STREAM kernels)", {
-        "n": n, "dtype": dtype.name, "array_bytes": n * item, "cache_bytes": cache,
-        "threads": None if bk.is_gpu else threads, "scalar": SCALAR, "samples": samples}, notes=[
-        "bytes counted STREAM-style: copy/scale 2 arrays, add/triad 3 arrays x n x itemsize; "
-        "write-allocate traffic not counted",
-        "bytes_per_s uses the best time (STREAM convention); bytes_per_s_median the median",
-        "launch_bound=True: the time is the per-call cost (kernel launch on a GPU, Python/NumPy dispatch on a "
-        "CPU), not the memory - read such a point as a lower bound on bandwidth",
-    ])
+    rec = _common.new_record(
+        "bandwidth",
+        bk,
+        "E1 memory bandwidth (STREAM kernels)",
+        {
+            "n": n,
+            "dtype": dtype.name,
+            "array_bytes": n * item,
+            "cache_bytes": cache,
+            "threads": None if bk.is_gpu else threads,
+            "scalar": SCALAR,
+            "samples": samples,
+        },
+        notes=[
+            "bytes counted STREAM-style: copy/scale 2 arrays, add/triad 3 arrays x n x itemsize; "
+            "write-allocate traffic not counted",
+            "bytes_per_s uses the best time (STREAM convention); bytes_per_s_median the median",
+            "launch_bound=True: the time is the per-call cost (kernel launch on a GPU, Python/NumPy dispatch on a "
+            "CPU), not the memory - read such a point as a lower bound on bandwidth",
+        ],
+    )
     if cap_note:
         rec["notes"].append(cap_note)
         rec["parameters"]["capped_by_memory"] = True
     if bk.is_gpu:
-        rec["notes"].append("GPU: each launch repeats its traversal reps_per_launch times (hwlib/kernels/stream.cu) "
-                            "so small working sets keep the GPU busy longer than a launch costs")
+        rec["notes"].append(
+            "GPU: each launch repeats its traversal reps_per_launch times (hwlib/kernels/stream.cu) "
+            "so small working sets keep the GPU busy longer than a launch costs"
+        )
     else:
-        rec["notes"].append(f"CPU: NumPy with out= buffers on {threads} thread(s) (GIL released in ufuncs); "
-                            "triad is cache-blocked so DRAM sees b, c read and a written, as in STREAM")
+        rec["notes"].append(
+            f"CPU: NumPy with out= buffers on {threads} thread(s) (GIL released in ufuncs); "
+            "triad is cache-blocked so DRAM sees b, c read and a written, as in STREAM"
+        )
     _stream(bk, rec, n, dtype, threads, samples, progress)  # its arrays are freed when it returns
     if sweep:
         rec["sweep"] = []
@@ -176,11 +225,14 @@ def _stream(bk, rec, n, dtype, threads, samples, progress) -> None:
         rec["results"].append(_point(name, n, item, t, reps, threads=None if bk.is_gpu else threads, **extra))
     if not bk.is_gpu:
         t = timing.measure(cpu.triad_two_pass(a, b, c, SCALAR), bk, samples=max(3, samples // 2))
-        extra = _point("triad", n, item, t, threads=1, variant="two full passes: a = s c; a += b",
-                       bytes_moved=5 * n * item)
+        extra = _point(
+            "triad", n, item, t, threads=1, variant="two full passes: a = s c; a += b", bytes_moved=5 * n * item
+        )
         rec["extra"] = [extra]
-        rec["notes"].append("extra: a two-pass NumPy triad on one thread moves 5 arrays (c read, a written, "
-                            "then a, b read and a written) but is credited with STREAM's 3 - it looks slower")
+        rec["notes"].append(
+            "extra: a two-pass NumPy triad on one thread moves 5 arrays (c read, a written, "
+            "then a, b read and a written) but is credited with STREAM's 3 - it looks slower"
+        )
 
 
 def default_sweep_sizes(bk, quick: bool) -> list:
@@ -215,10 +267,14 @@ def working_set_sweep(bk, dtype, sizes=None, quick=False, progress=None, out=Non
         a, b, c = _arrays(bk, n, dtype)
         fn, extra, reps = _timed(bk, a, b, c, threads=1)["triad"]
         t = timing.measure(fn, bk, samples=3, max_total_s=1.0)
-        out.append(_point("triad", n, dtype.itemsize, t, reps, overhead, working_set_bytes=3 * n * dtype.itemsize,
-                          **extra))
+        out.append(
+            _point("triad", n, dtype.itemsize, t, reps, overhead, working_set_bytes=3 * n * dtype.itemsize, **extra)
+        )
         del a, b, c, fn
         bound = " (launch-bound)" if out[-1]["launch_bound"] else ""
-        _common.say(progress, f"bandwidth sweep ({i}/{len(sizes)}): {3 * n * dtype.itemsize} B -> "
-                              f"{out[-1]['bytes_per_s']:.3e} B/s{bound}")
+        _common.say(
+            progress,
+            f"bandwidth sweep ({i}/{len(sizes)}): {3 * n * dtype.itemsize} B -> "
+            f"{out[-1]['bytes_per_s']:.3e} B/s{bound}",
+        )
     return out

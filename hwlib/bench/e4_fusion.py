@@ -10,6 +10,7 @@ temporaries never reach DRAM (cache blocking is the CPU's way to fuse). In the b
 the speedup approaches the ratio of bytes moved (12/2 = 6x); at small n the GPU variants are
 launch-bound and the speedup approaches the ratio of kernel launches instead.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -31,9 +32,10 @@ def _quadratic(x, a, b, c):
 def _gpu_fused(cp):
     key = cp  # per CuPy module object (tests swap stand-ins; ids can be reused)
     if key not in _gpu_kernels:
-        _gpu_kernels[key] = (cp.fuse(kernel_name="hwlib_quadratic")(_quadratic),
-                             cp.ElementwiseKernel("T x, T a, T b, T c", "T y", "y = (a * x + b) * x + c",
-                                                  "hwlib_quadratic_ek"))
+        _gpu_kernels[key] = (
+            cp.fuse(kernel_name="hwlib_quadratic")(_quadratic),
+            cp.ElementwiseKernel("T x, T a, T b, T c", "T y", "y = (a * x + b) * x + c", "hwlib_quadratic_ek"),
+        )
     return _gpu_kernels[key]
 
 
@@ -67,6 +69,7 @@ def _variants(bk, x, y, t):
                 np.add(u, b, out=u)
                 np.multiply(u, xs, out=u)
                 np.add(u, c, out=y[j:e])
+
         v["cache_blocked"] = cache_blocked
     return v
 
@@ -78,8 +81,14 @@ def default_sizes(bk, quick: bool, itemsize: int = 4) -> list:
     points: the smallest, one in the middle, the DRAM one (on a CPU, quick asks only 2 x LLC). On a CPU
     the largest is capped by memory (the expression variant holds 6 arrays)."""
     lo = 1 << 16 if bk.is_gpu else 1 << 14
-    top_n = _common.dram_elements(bk, itemsize, 1 << (24 if quick else 26) if bk.is_gpu else 1 << (22 if quick else 24),
-                                  factor=2 if quick and not bk.is_gpu else 4, arrays=6, quick=quick)[0]
+    top_n = _common.dram_elements(
+        bk,
+        itemsize,
+        1 << (24 if quick else 26) if bk.is_gpu else 1 << (22 if quick else 24),
+        factor=2 if quick and not bk.is_gpu else 4,
+        arrays=6,
+        quick=quick,
+    )[0]
     top = 1 << max(lo.bit_length(), (int(top_n) - 1).bit_length())
     if not bk.is_gpu:
         cap = _common.memory_cap(bk, quick=quick)
@@ -95,14 +104,21 @@ def fusion(xp=None, sizes=None, dtype="float32", quick: bool = False, samples: i
     bk = _common.resolve(xp)
     dtype = np.dtype(dtype)
     sizes = _common.check_sizes("sizes", sizes or default_sizes(bk, quick, dtype.itemsize))
-    rec = _common.new_record("fusion", bk, "E4 elementwise fusion: y = a x^2 + b x + c", {
-        "sizes": sizes, "dtype": dtype.name, "samples": samples, "threads": None if bk.is_gpu else 1}, notes=[
-        "bytes_moved = accesses per element x itemsize x n: expression 12, out_buffers 9, fused 2",
-        "speedup = expression time / variant time (median times)",
-    ])
+    rec = _common.new_record(
+        "fusion",
+        bk,
+        "E4 elementwise fusion: y = a x^2 + b x + c",
+        {"sizes": sizes, "dtype": dtype.name, "samples": samples, "threads": None if bk.is_gpu else 1},
+        notes=[
+            "bytes_moved = accesses per element x itemsize x n: expression 12, out_buffers 9, fused 2",
+            "speedup = expression time / variant time (median times)",
+        ],
+    )
     if not bk.is_gpu:
-        rec["notes"].append("CPU: one thread (as NumPy runs); 'cache_blocked' is the fused variant - "
-                            "chunks whose temporaries stay in L2")
+        rec["notes"].append(
+            "CPU: one thread (as NumPy runs); 'cache_blocked' is the fused variant - "
+            "chunks whose temporaries stay in L2"
+        )
     ref = None
     for n in sizes:
         x = bk.xp.linspace(-1.0, 1.0, n, dtype=dtype)
@@ -119,10 +135,20 @@ def fusion(xp=None, sizes=None, dtype="float32", quick: bool = False, samples: i
             if name == "expression":
                 ref = tm.median_s
             moved = ACCESSES[name] * dtype.itemsize * n
-            rec["results"].append({
-                "variant": name, "n": int(n), "passes": PASSES[name], "bytes_moved": int(moved),
-                "seconds": tm.median_s, "seconds_best": tm.best_s, "first_call_s": tm.first_call_s,
-                "bytes_per_s": _common.rate(moved, tm.median_s), "elements_per_s": _common.rate(n, tm.median_s),
-                "speedup": ref / tm.median_s if tm.median_s > 0 else None, "launch_bound": tm.launch_bound})
+            rec["results"].append(
+                {
+                    "variant": name,
+                    "n": int(n),
+                    "passes": PASSES[name],
+                    "bytes_moved": int(moved),
+                    "seconds": tm.median_s,
+                    "seconds_best": tm.best_s,
+                    "first_call_s": tm.first_call_s,
+                    "bytes_per_s": _common.rate(moved, tm.median_s),
+                    "elements_per_s": _common.rate(n, tm.median_s),
+                    "speedup": ref / tm.median_s if tm.median_s > 0 else None,
+                    "launch_bound": tm.launch_bound,
+                }
+            )
         del x, y, t
     return rec

@@ -12,6 +12,7 @@ every pattern; only who-goes-where changes:
 Expected ratios follow from the execution model; the compiler may predicate short paths, so they are
 approximate. There is no CPU analogue worth timing: NumPy has no warps, so on a CPU the record says so.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,14 +22,26 @@ from hwlib.bench import _common, timing
 TITLE = "E5 warp divergence"
 
 
-def divergence(xp=None, n: int | None = None, iters: int | None = None, ways=(1, 2, 4, 8, 16, 32),
-               quick: bool = False, samples: int = 5, progress=None) -> dict:
+def divergence(
+    xp=None,
+    n: int | None = None,
+    iters: int | None = None,
+    ways=(1, 2, 4, 8, 16, 32),
+    quick: bool = False,
+    samples: int = 5,
+    progress=None,
+) -> dict:
     """Run E5 on a GPU; on a CPU return a 'skipped' record that gives the reason."""
     bk = _common.resolve(xp)
     if not bk.is_gpu:
-        return _common.skipped("divergence", bk, TITLE, "needs a GPU: warp divergence is a property of SIMT "
-                               "hardware (32-lane warps); NumPy on a CPU has no warps to diverge. "
-                               "See the recorded GPU runs instead.")
+        return _common.skipped(
+            "divergence",
+            bk,
+            TITLE,
+            "needs a GPU: warp divergence is a property of SIMT "
+            "hardware (32-lane warps); NumPy on a CPU has no warps to diverge. "
+            "See the recorded GPU runs instead.",
+        )
     cp = bk.xp
     # 2 x n x iters FLOPs per launch: quick 4.3 GFLOP, ~65 us on an H200's 67 TFLOP/s FP32 (0.5 ms on a
     # T4) - far above the ~10 us a launch costs the host, so the time is the warps' work, not Python.
@@ -49,11 +62,16 @@ def divergence(xp=None, n: int | None = None, iters: int | None = None, ways=(1,
     }
     x = cp.full(n, 0.5, dtype=cp.float32)
     y = cp.empty_like(x)
-    rec = _common.new_record("divergence", bk, TITLE, {"n": n, "iters": iters, "block": block,
-                                                        "ways": ways, "samples": samples}, notes=[
-        "same FMAs per thread in every pattern; slowdown = time / time(all_zero)",
-        "expected: warp_uniform ~1x, lane_alternating and random ~2x, ways_W up to ~W x (compiler may predicate)",
-    ])
+    rec = _common.new_record(
+        "divergence",
+        bk,
+        TITLE,
+        {"n": n, "iters": iters, "block": block, "ways": ways, "samples": samples},
+        notes=[
+            "same FMAs per thread in every pattern; slowdown = time / time(all_zero)",
+            "expected: warp_uniform ~1x, lane_alternating and random ~2x, ways_W up to ~W x (compiler may predicate)",
+        ],
+    )
     base = None
     for name, sel in patterns.items():
         _common.say(progress, f"divergence: {name}")
@@ -73,6 +91,13 @@ def divergence(xp=None, n: int | None = None, iters: int | None = None, ways=(1,
 
 def _row(pattern, t, base, n, iters, **extra) -> dict:
     flops = 2.0 * iters * n
-    return {"pattern": pattern, "seconds": t.median_s, "seconds_best": t.best_s, "first_call_s": t.first_call_s,
-            "slowdown": t.median_s / base if base else None, "useful_flops_per_s": _common.rate(flops, t.median_s),
-            "launch_bound": t.launch_bound, **extra}
+    return {
+        "pattern": pattern,
+        "seconds": t.median_s,
+        "seconds_best": t.best_s,
+        "first_call_s": t.first_call_s,
+        "slowdown": t.median_s / base if base else None,
+        "useful_flops_per_s": _common.rate(flops, t.median_s),
+        "launch_bound": t.launch_bound,
+        **extra,
+    }

@@ -9,6 +9,7 @@ warp per SM to the most threads the SMs can hold (occupancy = T / (SMs x max thr
 CPU (labelled as such): concurrency = the number of threads reading disjoint slices; the cores'
 hardware prefetchers decide the bytes actually in flight, so no latency is inferred there.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,9 @@ from hwlib.bench import _common, cpu, timing
 TITLE = "E6 occupancy / Little's law: bandwidth vs bytes in flight"
 
 
-def occupancy(xp=None, ilps=(1, 2, 4, 8), n: int | None = None, threads=None, quick: bool = False,
-              samples: int = 5, progress=None) -> dict:
+def occupancy(
+    xp=None, ilps=(1, 2, 4, 8), n: int | None = None, threads=None, quick: bool = False, samples: int = 5, progress=None
+) -> dict:
     """Run E6; results hold bandwidth per (threads, ilp) on a GPU, per thread count on a CPU."""
     bk = _common.resolve(xp)
     return _gpu(bk, ilps, n, quick, samples, progress) if bk.is_gpu else _cpu(bk, n, threads, quick, samples, progress)
@@ -48,8 +50,13 @@ def launch_shape(bk, kern, warps: int) -> dict:
     if best is None:
         raise ValueError(f"no block size gives {warps} warps per SM on this GPU")
     resident, block, per_sm, how = best
-    return {"block": block, "grid": sms * per_sm, "threads": sms * resident,
-            "occupancy": resident / info["max_threads_per_sm"], "occupancy_from": how}
+    return {
+        "block": block,
+        "grid": sms * per_sm,
+        "threads": sms * resident,
+        "occupancy": resident / info["max_threads_per_sm"],
+        "occupancy_from": how,
+    }
 
 
 def _gpu(bk, ilps, n, quick, samples, progress) -> dict:
@@ -62,13 +69,25 @@ def _gpu(bk, ilps, n, quick, samples, progress) -> dict:
     x = cp.ones(n_max, dtype=cp.float32)
     out = cp.zeros(sms * per_sm, dtype=cp.float32)
     src = _common.kernel_source("occupancy.cu")
-    rec = _common.new_record("occupancy", bk, TITLE, {
-        "ilps": ilps, "warps_per_sm": warps, "thread_counts": [sms * 32 * w for w in warps], "n_max": n_max,
-        "sm_count": sms, "max_threads_per_sm": per_sm, "samples": samples}, notes=[
-        "bytes_in_flight = threads x ILP x 4 B; implied_latency_s = bytes_in_flight / bytes_per_s (Little's law)",
-        "bytes = elements actually read = floor(n / (ILP x threads)) x ILP x threads x 4 B",
-        "occupancy = resident threads / max threads per SM, from the occupancy calculator (registers can cap it)",
-    ])
+    rec = _common.new_record(
+        "occupancy",
+        bk,
+        TITLE,
+        {
+            "ilps": ilps,
+            "warps_per_sm": warps,
+            "thread_counts": [sms * 32 * w for w in warps],
+            "n_max": n_max,
+            "sm_count": sms,
+            "max_threads_per_sm": per_sm,
+            "samples": samples,
+        },
+        notes=[
+            "bytes_in_flight = threads x ILP x 4 B; implied_latency_s = bytes_in_flight / bytes_per_s (Little's law)",
+            "bytes = elements actually read = floor(n / (ILP x threads)) x ILP x threads x 4 B",
+            "occupancy = resident threads / max threads per SM, from the occupancy calculator (registers can cap it)",
+        ],
+    )
     step, steps = 0, len(ilps) * len(warps)
     for ilp in ilps:
         kern = cp.RawKernel(src, "read_ilp", options=(f"-DILP={ilp}",))
@@ -86,33 +105,55 @@ def _gpu(bk, ilps, n, quick, samples, progress) -> dict:
             args = (x, out, np.int64(nk))
             t = timing.measure(lambda: kern((grid,), (block,), args), bk, samples=samples)
             bw = _common.rate(read, t.median_s)
-            rec["results"].append({
-                "threads": total, "block": block, "grid": grid, "ilp": ilp, "warps_per_sm": w,
-                "occupancy": shape["occupancy"], "bytes_in_flight": in_flight, "bytes": read, "seconds": t.median_s,
-                "bytes_per_s": bw, "implied_latency_s": in_flight / bw if bw > 0 else None,
-                "launch_bound": t.launch_bound})
+            rec["results"].append(
+                {
+                    "threads": total,
+                    "block": block,
+                    "grid": grid,
+                    "ilp": ilp,
+                    "warps_per_sm": w,
+                    "occupancy": shape["occupancy"],
+                    "bytes_in_flight": in_flight,
+                    "bytes": read,
+                    "seconds": t.median_s,
+                    "bytes_per_s": bw,
+                    "implied_latency_s": in_flight / bw if bw > 0 else None,
+                    "launch_bound": t.launch_bound,
+                }
+            )
     return rec
 
 
 def _cpu(bk, n, threads, quick, samples, progress) -> dict:
-    n = n or _common.dram_elements(bk, 8, 1 << 22 if quick else 1 << 24, factor=2 if quick else 4, arrays=1,
-                                   quick=quick)[0]
+    n = (
+        n
+        or _common.dram_elements(bk, 8, 1 << 22 if quick else 1 << 24, factor=2 if quick else 4, arrays=1, quick=quick)[
+            0
+        ]
+    )
     counts = _common.check_sizes("threads", threads or list(range(1, 2 * cpu.cores() + 1)))
     x = np.ones(n, dtype=np.float64)
     sums = np.zeros(max(counts))
-    rec = _common.new_record("occupancy", bk, TITLE + " (CPU: threads as concurrency)", {
-        "n": n, "threads": counts, "samples": samples}, notes=[
-        "CPU analogue, not the GPU experiment: each thread sums a disjoint slice (read-only); "
-        "concurrency = threads, bytes in flight are set by the hardware prefetchers and are not measured",
-        f"{cpu.cores()} cores: more threads than cores only time-share them",
-    ])
+    rec = _common.new_record(
+        "occupancy",
+        bk,
+        TITLE + " (CPU: threads as concurrency)",
+        {"n": n, "threads": counts, "samples": samples},
+        notes=[
+            "CPU analogue, not the GPU experiment: each thread sums a disjoint slice (read-only); "
+            "concurrency = threads, bytes in flight are set by the hardware prefetchers and are not measured",
+            f"{cpu.cores()} cores: more threads than cores only time-share them",
+        ],
+    )
     for k in counts:
         _common.say(progress, f"occupancy (CPU): {k} thread(s)")
 
         def body(i, lo, hi):
             sums[i] = np.add.reduce(x[lo:hi])
+
         t = timing.measure(lambda: cpu.parallel(body, n, k), bk, samples=samples)
         nbytes = n * 8
-        rec["results"].append({"threads": k, "bytes": nbytes, "seconds": t.median_s,
-                               "bytes_per_s": _common.rate(nbytes, t.median_s)})
+        rec["results"].append(
+            {"threads": k, "bytes": nbytes, "seconds": t.median_s, "bytes_per_s": _common.rate(nbytes, t.median_s)}
+        )
     return rec

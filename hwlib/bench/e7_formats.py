@@ -12,6 +12,7 @@ ml_dtypes bfloat16 (promoted to float32 for the product) are labelled emulation 
 nothing about fp16/bf16 hardware; tf32 and
 fp8 have no CPU matmul (fp8's accuracy is still reported, from a scaled-quantization emulation).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,6 +26,7 @@ TITLE = "E7 matmul per number format"
 
 def _bf16():
     import ml_dtypes
+
     return np.dtype(ml_dtypes.bfloat16)
 
 
@@ -40,6 +42,7 @@ def _accuracy(bk, fmt, small=256) -> float | None:
     ref = a64 @ b64
     if fmt == "fp8":
         import ml_dtypes
+
         q = []
         for m in (a64, b64):  # per-tensor scaling into e4m3's range, quantize, back to float32
             s = 448.0 / np.abs(m).max()
@@ -53,9 +56,14 @@ def _accuracy(bk, fmt, small=256) -> float | None:
 def _entry(fmt, n=None, t=None, **extra) -> dict:
     row = {"format": fmt, "status": "ok" if t is not None else "skipped", "n": n}
     if t is not None:
-        flops = 2.0 * n ** 3
-        row.update(seconds=t.median_s, first_call_s=t.first_call_s, flops=flops,
-                   flops_per_s=_common.rate(flops, t.median_s), launch_bound=t.launch_bound)
+        flops = 2.0 * n**3
+        row.update(
+            seconds=t.median_s,
+            first_call_s=t.first_call_s,
+            flops=flops,
+            flops_per_s=_common.rate(flops, t.median_s),
+            launch_bound=t.launch_bound,
+        )
     row.update(extra)
     return row
 
@@ -72,8 +80,9 @@ def _has_bf16(cp) -> str | None:
     except ValueError:
         major = 14
     if major < 14:
-        return (f"CuPy {cp.__version__} has no bfloat16 (it arrived in CuPy 14; "
-                'pip install "hwlib[gpu-cuda12]" brings it)')
+        return (
+            f'CuPy {cp.__version__} has no bfloat16 (it arrived in CuPy 14; pip install "hwlib[gpu-cuda12]" brings it)'
+        )
     return None
 
 
@@ -98,8 +107,14 @@ def _gpu(bk, fmt, n, samples) -> dict:
         old = core.get_compute_type(cp.float32)
         try:
             core.set_compute_type(cp.float32, 7)  # 7 = COMPUTE_TYPE_TF32 (cupy/_core/_routines_linalg.pyx)
-            return _entry(fmt, n, _time(bk, n, np.float32, samples), dtype="float32 (TF32 tensor cores)",
-                          rel_error=_accuracy(bk, fmt), tf32=True)
+            return _entry(
+                fmt,
+                n,
+                _time(bk, n, np.float32, samples),
+                dtype="float32 (TF32 tensor cores)",
+                rel_error=_accuracy(bk, fmt),
+                tf32=True,
+            )
         finally:
             core.set_compute_type(cp.float32, old)
     if fmt == "bf16":
@@ -119,16 +134,22 @@ def _short(exc) -> str:
 
 def _fp8_torch(bk, n, samples, cc) -> dict:
     if cc < 89:
-        return _entry("fp8", reason="fp8 tensor cores need compute capability >= 8.9 (Ada/Hopper); "
-                                    f"this GPU is sm_{cc}",
-                      rel_error_emulated=_accuracy(bk, "fp8"))
+        return _entry(
+            "fp8",
+            reason=f"fp8 tensor cores need compute capability >= 8.9 (Ada/Hopper); this GPU is sm_{cc}",
+            rel_error_emulated=_accuracy(bk, "fp8"),
+        )
     try:
         import torch
+
         if not torch.cuda.is_available():
             raise RuntimeError("torch.cuda.is_available() is False")
     except Exception as exc:
-        return _entry("fp8", reason=f"CuPy has no fp8 dtype and PyTorch is unusable ({_short(exc)})",
-                      rel_error_emulated=_accuracy(bk, "fp8"))
+        return _entry(
+            "fp8",
+            reason=f"CuPy has no fp8 dtype and PyTorch is unusable ({_short(exc)})",
+            rel_error_emulated=_accuracy(bk, "fp8"),
+        )
     try:
         return _fp8_timed(bk, torch, n, samples)
     except Exception as exc:  # an old torch (no float8), cuBLASLt refusing the case, a CUDA error
@@ -140,13 +161,20 @@ def _fp8_torch(bk, n, samples, cc) -> dict:
 
 def _fp8_timed(bk, torch, n, samples) -> dict:
     from hwlib.bench import timing
+
     a = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn)
     b = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn).t()  # column-major, as cuBLASLt wants
     one = torch.tensor(1.0, device="cuda")
     fn = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)  # noqa: E731
     t = timing.measure(lambda: (fn(), None)[1], bk, samples=samples)
-    return _entry("fp8", n, t, dtype="float8_e4m3fn (PyTorch torch._scaled_mm)",
-                  rel_error_emulated=_accuracy(bk, "fp8"), note="timed with CUDA events on CuPy's current stream")
+    return _entry(
+        "fp8",
+        n,
+        t,
+        dtype="float8_e4m3fn (PyTorch torch._scaled_mm)",
+        rel_error_emulated=_accuracy(bk, "fp8"),
+        note="timed with CUDA events on CuPy's current stream",
+    )
 
 
 def _cpu(bk, fmt, n, n_soft, samples) -> dict:
@@ -156,18 +184,26 @@ def _cpu(bk, fmt, n, n_soft, samples) -> dict:
         return _entry(fmt, reason="TF32 is a GPU tensor-core mode; CPUs have no TF32 matmul")
     if fmt in ("fp16", "bf16"):
         dt = np.float16 if fmt == "fp16" else _bf16()
-        return _entry(fmt, n_soft, _time(bk, n_soft, dt, samples), dtype=np.dtype(dt).name, emulated=True,
-                      rel_error=_accuracy(bk, fmt),
-                      note="emulation: values rounded to the format, product computed by NumPy in software "
-                           "(fp16: NumPy's own loop, no BLAS; bf16: ml_dtypes promotes to float32) - "
-                           "not a hardware number")
-    return _entry(fmt, reason="no fp8 matmul on a CPU; rel_error_emulated comes from scaled e4m3 "
-                  "quantization of the inputs (ml_dtypes) with a float32 product",
-                  rel_error_emulated=_accuracy(bk, fmt))
+        return _entry(
+            fmt,
+            n_soft,
+            _time(bk, n_soft, dt, samples),
+            dtype=np.dtype(dt).name,
+            emulated=True,
+            rel_error=_accuracy(bk, fmt),
+            note="emulation: values rounded to the format, product computed by NumPy in software "
+            "(fp16: NumPy's own loop, no BLAS; bf16: ml_dtypes promotes to float32) - "
+            "not a hardware number",
+        )
+    return _entry(
+        fmt,
+        reason="no fp8 matmul on a CPU; rel_error_emulated comes from scaled e4m3 "
+        "quantization of the inputs (ml_dtypes) with a float32 product",
+        rel_error_emulated=_accuracy(bk, fmt),
+    )
 
 
-def formats(xp=None, n: int | None = None, which=FORMATS, quick: bool = False, samples: int = 5,
-            progress=None) -> dict:
+def formats(xp=None, n: int | None = None, which=FORMATS, quick: bool = False, samples: int = 5, progress=None) -> dict:
     """Run E7; one result per format with status "ok" (flops_per_s, rel_error) or "skipped" (reason).
 
     n: matrix size (GPU 8192, quick 2048; CPU 1024, quick 512; software-emulated formats use <= 256).
@@ -179,13 +215,19 @@ def formats(xp=None, n: int | None = None, which=FORMATS, quick: bool = False, s
         raise ValueError(f"which must be a list among {', '.join(FORMATS)}; got {which!r}")
     n = _common.check_sizes("n", [n or (_common.sizes_for(bk, quick, [8192], [1024], [2048], [512])[0])])[0]
     n_soft = min(n, 128 if quick else 256)
-    rec = _common.new_record("formats", bk, TITLE, {"n": n, "n_emulated": None if bk.is_gpu else n_soft,
-                                                    "formats": wanted, "samples": samples}, notes=[
-        "flops = 2 n^3, median time; rel_error = ||C - C_fp64||_F / ||C_fp64||_F on 256 x 256 normal inputs",
-    ])
+    rec = _common.new_record(
+        "formats",
+        bk,
+        TITLE,
+        {"n": n, "n_emulated": None if bk.is_gpu else n_soft, "formats": wanted, "samples": samples},
+        notes=[
+            "flops = 2 n^3, median time; rel_error = ||C - C_fp64||_F / ||C_fp64||_F on 256 x 256 normal inputs",
+        ],
+    )
     if not bk.is_gpu:
-        rec["results"].append(_entry("fp64", n, _time(bk, n, np.float64, samples), dtype="float64",
-                                     rel_error=_accuracy(bk, "fp64")))
+        rec["results"].append(
+            _entry("fp64", n, _time(bk, n, np.float64, samples), dtype="float64", rel_error=_accuracy(bk, "fp64"))
+        )
     for i, fmt in enumerate(wanted, 1):
         _common.say(progress, f"formats ({i}/{len(wanted)}): {fmt}")
         try:

@@ -8,6 +8,7 @@ Intensity ~ 2 B d^2 FLOP / (d^2 x itemsize) = 2 B / itemsize FLOP/byte, so batch
 until B approaches the ridge point; then the compute roof takes over.
 Here: L layers of d x d weights, X (d x B); a step is L chained matmuls Y_l = W_l Y_(l-1), Y_0 = X.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,10 @@ def _bandwidth(bk, bandwidth, progress, quick=False):
     if isinstance(bandwidth, dict):  # an E1 record
         rows = [r["bytes_per_s"] for r in bandwidth.get("results", []) if r.get("kernel") in ("copy", "triad")]
         if not rows:
-            raise ValueError("bandwidth: the E1 record has no copy/triad results (status "
-                             f"{bandwidth.get('status')!r}); pass bytes/s, an E1 record with results, or None")
+            raise ValueError(
+                "bandwidth: the E1 record has no copy/triad results (status "
+                f"{bandwidth.get('status')!r}); pass bytes/s, an E1 record with results, or None"
+            )
         return max(rows), f"E1 record ({bandwidth.get('source', 'live')}, best of copy/triad)"
     if bandwidth:
         return float(bandwidth), "given"
@@ -34,15 +37,27 @@ def _bandwidth(bk, bandwidth, progress, quick=False):
             return info["spec_bandwidth"], f"spec sheet ({info['spec']})"
         if info.get("theoretical_bandwidth"):
             return info["theoretical_bandwidth"], "theoretical 2 x memory clock x bus width / 8"
-        return None, ("unknown: not on the spec sheet and the driver reports no memory clock or bus width "
-                      "(pass bandwidth= in bytes/s)")
+        return None, (
+            "unknown: not on the spec sheet and the driver reports no memory clock or bus width "
+            "(pass bandwidth= in bytes/s)"
+        )
     from hwlib.bench.e1_bandwidth import bandwidth as e1
+
     _common.say(progress, f"decode: measuring CPU bandwidth (E1 copy/triad{', quick' if quick else ''}) for the bound")
     return _bandwidth(bk, e1(bk, sweep=False, samples=3, quick=quick), progress)
 
 
-def decode(xp=None, d: int | None = None, layers: int | None = None, batches=None, dtype=None,
-           bandwidth=None, quick: bool = False, samples: int = 5, progress=None) -> dict:
+def decode(
+    xp=None,
+    d: int | None = None,
+    layers: int | None = None,
+    batches=None,
+    dtype=None,
+    bandwidth=None,
+    quick: bool = False,
+    samples: int = 5,
+    progress=None,
+) -> dict:
     """Run E8. bandwidth: bytes/s, an E1 record, or None (GPU: spec sheet or device theory; CPU:
     measured now with E1). Defaults: GPU fp16 d 4096 x 8 layers (256 MiB); CPU fp32 d 2048 x 8 (128 MiB)."""
     bk = _common.resolve(xp)
@@ -50,23 +65,46 @@ def decode(xp=None, d: int | None = None, layers: int | None = None, batches=Non
     dtype = np.dtype(dtype or (np.float16 if gpu else np.float32))
     d = _common.check_sizes("d", [d or (4096 if gpu else 2048)])[0]
     layers = _common.check_sizes("layers", [layers or (4 if quick and gpu else 8)])[0]
-    batches = _common.check_sizes("batches", batches or _common.sizes_for(
-        bk, quick, _common.powers_of_two(1, 256), _common.powers_of_two(1, 256),
-        gpu_quick=[1, 4, 16, 64, 256], cpu_quick=[1, 4, 16, 64]))
+    batches = _common.check_sizes(
+        "batches",
+        batches
+        or _common.sizes_for(
+            bk,
+            quick,
+            _common.powers_of_two(1, 256),
+            _common.powers_of_two(1, 256),
+            gpu_quick=[1, 4, 16, 64, 256],
+            cpu_quick=[1, 4, 16, 64],
+        ),
+    )
     weight_bytes = layers * d * d * dtype.itemsize
     bw, bw_source = _bandwidth(bk, bandwidth, progress, quick)
-    rec = _common.new_record("decode", bk, TITLE, {
-        "d": d, "layers": layers, "dtype": dtype.name, "weight_bytes": weight_bytes, "batches": batches,
-        "bandwidth": bw, "bandwidth_source": bw_source, "samples": samples}, notes=[
-        "bound_tokens_per_s = batch x bandwidth / weight_bytes (hwlib.flops.decode_tokens_per_s_bound)",
-        "GPU: a step is L small matmuls (~8 us each on an H100 at batch 1), less than launching them costs; "
-        "when plain launches are launch-bound the step is replayed from a CUDA graph (graph=True)",
-        "effective bytes_per_s = weight_bytes / step time; flops per step = 2 x layers x d^2 x batch",
-    ])
+    rec = _common.new_record(
+        "decode",
+        bk,
+        TITLE,
+        {
+            "d": d,
+            "layers": layers,
+            "dtype": dtype.name,
+            "weight_bytes": weight_bytes,
+            "batches": batches,
+            "bandwidth": bw,
+            "bandwidth_source": bw_source,
+            "samples": samples,
+        },
+        notes=[
+            "bound_tokens_per_s = batch x bandwidth / weight_bytes (hwlib.flops.decode_tokens_per_s_bound)",
+            "GPU: a step is L small matmuls (~8 us each on an H100 at batch 1), less than launching them costs; "
+            "when plain launches are launch-bound the step is replayed from a CUDA graph (graph=True)",
+            "effective bytes_per_s = weight_bytes / step time; flops per step = 2 x layers x d^2 x batch",
+        ],
+    )
     spec = bk.device_info().get("spec")
     peak = None
     if gpu and spec:
         from hwlib import specs
+
         acc = specs.get(spec)
         prec = {"float16": "fp16", "float32": "fp32"}.get(dtype.name, "bf16")
         peak = acc.peak_flops(prec) if prec in acc.precisions() else None
@@ -81,14 +119,23 @@ def decode(xp=None, d: int | None = None, layers: int | None = None, batches=Non
             for layer in range(layers):
                 bk.xp.matmul(w[layer], src, out=ys[layer % 2])
                 src = ys[layer % 2]
+
         _common.say(progress, f"decode ({batches.index(b) + 1}/{len(batches)}): batch {b}")
         t = timing.measure(step, bk, samples=samples, graph=gpu)  # a CUDA graph when launches dominate
         step_flops = 2.0 * layers * d * d * b
-        row = {"batch": b, "seconds": t.median_s, "seconds_best": t.best_s, "first_call_s": t.first_call_s,
-               "tokens_per_s": _common.rate(b, t.median_s), "bytes_per_s": _common.rate(weight_bytes, t.median_s),
-               "flops_per_s": _common.rate(step_flops, t.median_s), "intensity": step_flops / weight_bytes,
-               "bound_tokens_per_s": _flops.decode_tokens_per_s_bound(weight_bytes, bw, b) if bw else None,
-               "launch_bound": t.launch_bound, "graph": t.graph}
+        row = {
+            "batch": b,
+            "seconds": t.median_s,
+            "seconds_best": t.best_s,
+            "first_call_s": t.first_call_s,
+            "tokens_per_s": _common.rate(b, t.median_s),
+            "bytes_per_s": _common.rate(weight_bytes, t.median_s),
+            "flops_per_s": _common.rate(step_flops, t.median_s),
+            "intensity": step_flops / weight_bytes,
+            "bound_tokens_per_s": _flops.decode_tokens_per_s_bound(weight_bytes, bw, b) if bw else None,
+            "launch_bound": t.launch_bound,
+            "graph": t.graph,
+        }
         if t.graph_error:
             row["graph_error"] = t.graph_error
         if peak:

@@ -8,6 +8,7 @@ timed with events around a batch of copies, as nvbandwidth does: ``ndarray.get()
 the stream on every call (its default blocking=True) and time the host's waits as well as the copy.
 On a CPU there is no device: the record says the experiment does not apply.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,14 +22,26 @@ def transfer(xp=None, sizes=None, quick: bool = False, samples: int = 5, progres
     """Run E9 on a GPU; results per (direction, host memory, bytes). On a CPU: skipped, with reason."""
     bk = _common.resolve(xp)
     if not bk.is_gpu:
-        return _common.skipped("transfer", bk, TITLE, "not applicable: NumPy arrays already live in host "
-                               "memory, so there is no host-to-device copy to time on a CPU.")
+        return _common.skipped(
+            "transfer",
+            bk,
+            TITLE,
+            "not applicable: NumPy arrays already live in host "
+            "memory, so there is no host-to-device copy to time on a CPU.",
+        )
     import cupyx
+
     cp = bk.xp
-    sizes = _common.check_sizes("sizes", sizes or ([1 << 20, 16 << 20, 256 << 20] if quick else
-                                                   [1 << p for p in range(16, 29, 2)]))
-    rec = _common.new_record("transfer", bk, TITLE, {"sizes": sizes, "samples": samples}, notes=[
-        "bytes counted once per copy; pinned = cupyx.empty_pinned, pageable = numpy.empty"])
+    sizes = _common.check_sizes(
+        "sizes", sizes or ([1 << 20, 16 << 20, 256 << 20] if quick else [1 << p for p in range(16, 29, 2)])
+    )
+    rec = _common.new_record(
+        "transfer",
+        bk,
+        TITLE,
+        {"sizes": sizes, "samples": samples},
+        notes=["bytes counted once per copy; pinned = cupyx.empty_pinned, pageable = numpy.empty"],
+    )
     rt = cp.cuda.runtime
     step, steps = 0, 4 * len(sizes)
     for nbytes in sizes:
@@ -41,9 +54,16 @@ def transfer(xp=None, sizes=None, quick: bool = False, samples: int = 5, progres
                 fn = _copy(cp, rt, dev, host, nbytes, direction)
                 _common.say(progress, f"transfer ({step}/{steps}): {direction} {kind} {nbytes} B")
                 t = timing.measure(fn, bk, samples=samples, max_total_s=2.0)
-                rec["results"].append({"direction": direction, "host_memory": kind, "bytes": nbytes,
-                                       "seconds": t.median_s, "bytes_per_s": _common.rate(nbytes, t.median_s),
-                                       "launch_bound": t.launch_bound})
+                rec["results"].append(
+                    {
+                        "direction": direction,
+                        "host_memory": kind,
+                        "bytes": nbytes,
+                        "seconds": t.median_s,
+                        "bytes_per_s": _common.rate(nbytes, t.median_s),
+                        "launch_bound": t.launch_bound,
+                    }
+                )
         del dev, hosts
     return rec
 

@@ -12,6 +12,7 @@ hwlib/data/recorded/README.md):
 `published()` reads hwlib/data/published_measurements.yaml: numbers quoted from public benchmarks
 (not measured by this project), each with its source, for the book's gallery.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,12 +35,21 @@ def versions(backend_name: str | None = None) -> dict:
     """Library versions that shaped the numbers."""
     import numpy as np
     import hwlib
-    out = {"python": platform.python_version(), "numpy": np.__version__, "hwlib": getattr(hwlib, "__version__", "?"),
-           "platform": platform.platform()}
+
+    out = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "hwlib": getattr(hwlib, "__version__", "?"),
+        "platform": platform.platform(),
+    }
     if backend_name == "cupy":
         import cupy
-        out.update(cupy=cupy.__version__, cuda_runtime=int(cupy.cuda.runtime.runtimeGetVersion()),
-                   cuda_driver=int(cupy.cuda.runtime.driverGetVersion()))
+
+        out.update(
+            cupy=cupy.__version__,
+            cuda_runtime=int(cupy.cuda.runtime.runtimeGetVersion()),
+            cuda_driver=int(cupy.cuda.runtime.driverGetVersion()),
+        )
     return out
 
 
@@ -48,9 +58,16 @@ def make_run(records: dict, quick: bool = False) -> dict:
     if not records:
         raise ValueError("records must hold at least one experiment record; got none")
     first = next(iter(records.values()))
-    return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "date": _common.now(),
-            "device": first["device"], "backend": first["backend"], "quick": bool(quick),
-            "versions": versions(first["backend"]), "records": dict(records)}
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "date": _common.now(),
+        "device": first["device"],
+        "backend": first["backend"],
+        "quick": bool(quick),
+        "versions": versions(first["backend"]),
+        "records": dict(records),
+    }
 
 
 def validate(run, where: str = "run") -> dict:
@@ -128,6 +145,7 @@ def published() -> list:
     """Published measurements (not ours) with a source each; fraction of spec added where known."""
     import yaml
     from hwlib import specs
+
     data = yaml.safe_load(PUBLISHED_PATH.read_text(encoding="utf-8"))
     out = []
     for i, m in enumerate(data["measurements"]):
@@ -136,8 +154,10 @@ def published() -> list:
             raise ValueError(f"{PUBLISHED_PATH.name} entry {i} ({m.get('device')}): missing {missing}")
         for key in ("value", "spec_value"):
             if m.get(key) is not None and not isinstance(m[key], (int, float)):
-                raise ValueError(f"{PUBLISHED_PATH.name} entry {i} ({m['device']}): {key} must be a number "
-                                 f"(write 3.5e+12, YAML needs the exponent sign); got {m[key]!r}")
+                raise ValueError(
+                    f"{PUBLISHED_PATH.name} entry {i} ({m['device']}): {key} must be a number "
+                    f"(write 3.5e+12, YAML needs the exponent sign); got {m[key]!r}"
+                )
         m = dict(m, published=True, source_kind="published")
         spec_value = m.get("spec_value")
         if spec_value is None and m.get("spec"):
@@ -158,7 +178,10 @@ def published_rate(spec_name: str, precision: str) -> dict | None:
     """A published matmul FLOP/s measurement (published_measurements.yaml) of a spec-sheet part in one
     precision, the crowd-sourced PyTorch benchmark first (the same benchmark for every part); None if
     there is none."""
-    rows = [m for m in published() if m.get("spec") == spec_name and m.get("precision") == precision
-            and m["quantity"] == "flops_per_s"]
+    rows = [
+        m
+        for m in published()
+        if m.get("spec") == spec_name and m.get("precision") == precision and m["quantity"] == "flops_per_s"
+    ]
     rows.sort(key=lambda m: "torch-performance" not in m["source"])
     return rows[0] if rows else None

@@ -23,6 +23,7 @@ host launch drives many kernels (compute-bound calls never need it, and never ri
 fails (an old CuPy, an operation that cannot be captured) it falls back to plain launches and
 ``graph_error`` says why.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,16 +38,17 @@ from hwlib import backend as _backend
 @dataclass
 class Timing:
     """Per-call times in seconds. `samples_s` are per-call averages of each sample."""
+
     median_s: float
     best_s: float
     samples_s: list = field(default_factory=list)
-    repeats: int = 1            # calls per sample
-    first_call_s: float = 0.0   # includes compilation / first-touch costs
+    repeats: int = 1  # calls per sample
+    first_call_s: float = 0.0  # includes compilation / first-touch costs
     clock: str = "perf_counter"
     flushed: bool = False
     host_per_call_s: float | None = None  # host cost of issuing one call (GPU), see module doc
     launch_bound: bool = False
-    graph: bool = False                   # calls replayed from a CUDA graph
+    graph: bool = False  # calls replayed from a CUDA graph
     graph_error: str | None = None
 
     def to_dict(self) -> dict:
@@ -68,7 +70,7 @@ def flush_cache(bk) -> int:
 
 
 LAUNCH_BOUND_RATIO = 1.2  # device time of a batch <= this x the host's time issuing it -> launch-bound
-MAX_GRAPH_CALLS = 4096    # calls captured into one graph at most
+MAX_GRAPH_CALLS = 4096  # calls captured into one graph at most
 
 
 class _Clock:
@@ -113,8 +115,17 @@ def _capture(bk, fn, n: int):
     return graph, stream
 
 
-def measure(fn, bk=None, *, warmup: int = 2, samples: int = 5, min_sample_s: float | None = None,
-            flush: bool = False, max_total_s: float = 5.0, graph: bool = False) -> Timing:
+def measure(
+    fn,
+    bk=None,
+    *,
+    warmup: int = 2,
+    samples: int = 5,
+    min_sample_s: float | None = None,
+    flush: bool = False,
+    max_total_s: float = 5.0,
+    graph: bool = False,
+) -> Timing:
     """Time `fn()` (no arguments; allocate outside it) and return a Timing of per-call seconds.
 
     warmup: untimed calls after the first; samples: how many samples to take (fewer when they would
@@ -157,6 +168,7 @@ def _sample_loop(fn, bk, clock, samples, min_sample_s, flush, max_total_s, first
                 return clock.run(lambda: g.launch(stream), 1, stream)
             except Exception as exc:  # capture unsupported here: plain launches, and say why
                 from hwlib.bench._common import one_line
+
                 use_graph, graph_error = False, one_line(exc)[:200]
                 bk.synchronize()
         if not flush:
@@ -179,13 +191,20 @@ def _sample_loop(fn, bk, clock, samples, min_sample_s, flush, max_total_s, first
     times = [elapsed / repeats] + [one_sample(repeats) / repeats for _ in range(n - 1)]
     median = float(np.median(times))
     host, bound = None, False
-    timed = clock.batches[max(0, mark):]
+    timed = clock.batches[max(0, mark) :]
     if bk.is_gpu and timed:
         host = float(np.median([h / c for _, h, c in timed])) / (repeats if use_graph else 1)
         bound = bool(max(d / max(h, 1e-12) for d, h, _ in timed) <= LAUNCH_BOUND_RATIO)
-    return Timing(median_s=median, best_s=float(min(times)), samples_s=[float(t) for t in times],
-                  repeats=repeats, first_call_s=float(first),
-                  clock=("cuda-graph+events" if use_graph else "cuda-events") if bk.is_gpu else "perf_counter",
-                  flushed=bool(flush), host_per_call_s=host,
-                  launch_bound=bound,
-                  graph=use_graph, graph_error=graph_error)
+    return Timing(
+        median_s=median,
+        best_s=float(min(times)),
+        samples_s=[float(t) for t in times],
+        repeats=repeats,
+        first_call_s=float(first),
+        clock=("cuda-graph+events" if use_graph else "cuda-events") if bk.is_gpu else "perf_counter",
+        flushed=bool(flush),
+        host_per_call_s=host,
+        launch_bound=bound,
+        graph=use_graph,
+        graph_error=graph_error,
+    )

@@ -15,6 +15,7 @@ numbers it printed (SI units), so a test can check each against hwlib/data and t
     nvswitch_vs_fattree()   NVSwitch node vs rail-optimised fat tree      (chapter 7)
     collective_costs()      all-reduce / all-to-all time beyond one node  (chapter 7, hwlib.networks)
 """
+
 from ._draw import alt_text, labels
 from .chip import hbm_stack, silicon_budget, sm
 from .dataflow import systolic_dataflow
@@ -24,6 +25,18 @@ from .parallelism import tensor_parallel_mlp, zero_stages
 from .pipeline import pipeline_schedules
 from .ring import ring_allreduce
 
-__all__ = ["alt_text", "labels", "silicon_budget", "sm", "memory_hierarchy", "hbm_stack", "systolic_dataflow",
-           "ring_allreduce", "zero_stages", "pipeline_schedules", "tensor_parallel_mlp", "nvswitch_vs_fattree",
-           "collective_costs"]
+__all__ = [
+    "alt_text",
+    "labels",
+    "silicon_budget",
+    "sm",
+    "memory_hierarchy",
+    "hbm_stack",
+    "systolic_dataflow",
+    "ring_allreduce",
+    "zero_stages",
+    "pipeline_schedules",
+    "tensor_parallel_mlp",
+    "nvswitch_vs_fattree",
+    "collective_costs",
+]

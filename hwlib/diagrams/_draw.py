@@ -7,6 +7,7 @@ colours with a dark outline, so shapes stay apart in greyscale print too; every 
 text label. Each diagram returns a matplotlib Figure carrying its alt text (`alt_text`) and the
 numbers it printed (`labels`), so tests can check them against the data files.
 """
+
 from __future__ import annotations
 
 from importlib import resources
@@ -18,9 +19,9 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 from .. import specs
 from ..plot import OKABE_ITO, plt
 
-INK = "#1a1a1a"            # text and outlines: near-black
-MUTED = "#555555"          # secondary text
-FONT = 9                   # smallest text a diagram uses (points) at its native size
+INK = "#1a1a1a"  # text and outlines: near-black
+MUTED = "#555555"  # secondary text
+FONT = 9  # smallest text a diagram uses (points) at its native size
 C = OKABE_ITO
 
 
@@ -40,12 +41,30 @@ def canvas(width: float, height: float, xlim=(0, 1), ylim=(0, 1)):
     return fig, ax
 
 
-def box(ax, x, y, w, h, text="", color="sky_blue", amount=0.35, size=FONT, weight="normal",
-        rounded=True, lw=1.0, ha="center", va="center", text_color=INK, hatch=None, zorder=2):
+def box(
+    ax,
+    x,
+    y,
+    w,
+    h,
+    text="",
+    color="sky_blue",
+    amount=0.35,
+    size=FONT,
+    weight="normal",
+    rounded=True,
+    lw=1.0,
+    ha="center",
+    va="center",
+    text_color=INK,
+    hatch=None,
+    zorder=2,
+):
     """A filled, outlined box with centred text; (x, y) is the lower-left corner."""
     style = "round,pad=0,rounding_size=%g" % (0.06 * min(w, h)) if rounded else "square,pad=0"
-    patch = FancyBboxPatch((x, y), w, h, boxstyle=style, facecolor=tint(color, amount), edgecolor=INK,
-                           lw=lw, hatch=hatch, zorder=zorder)
+    patch = FancyBboxPatch(
+        (x, y), w, h, boxstyle=style, facecolor=tint(color, amount), edgecolor=INK, lw=lw, hatch=hatch, zorder=zorder
+    )
     ax.add_patch(patch)
     if text:
         tx = x + w / 2 if ha == "center" else (x + 0.02 * w if ha == "left" else x + 0.98 * w)
@@ -59,15 +78,35 @@ def cell(ax, x, y, w, h, face, lw=0.6, zorder=3):
     ax.add_patch(Rectangle((x, y), w, h, facecolor=face, edgecolor=INK, lw=lw, zorder=zorder))
 
 
-def arrow(ax, start, end, color=INK, lw=1.4, style="-|>", text="", size=FONT, offset=(0, 0), rad=0.0,
-          zorder=4):
+def arrow(ax, start, end, color=INK, lw=1.4, style="-|>", text="", size=FONT, offset=(0, 0), rad=0.0, zorder=4):
     """An arrow from start to end with an optional label at its middle (+ offset)."""
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=10, color=color, lw=lw,
-                                 connectionstyle=f"arc3,rad={rad}", zorder=zorder, shrinkA=1, shrinkB=1))
+    ax.add_patch(
+        FancyArrowPatch(
+            start,
+            end,
+            arrowstyle=style,
+            mutation_scale=10,
+            color=color,
+            lw=lw,
+            connectionstyle=f"arc3,rad={rad}",
+            zorder=zorder,
+            shrinkA=1,
+            shrinkB=1,
+        )
+    )
     if text:
         mx, my = (start[0] + end[0]) / 2 + offset[0], (start[1] + end[1]) / 2 + offset[1]
-        ax.text(mx, my, text, ha="center", va="center", fontsize=size, color=INK, zorder=zorder + 1,
-                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
+        ax.text(
+            mx,
+            my,
+            text,
+            ha="center",
+            va="center",
+            fontsize=size,
+            color=INK,
+            zorder=zorder + 1,
+            bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9),
+        )
 
 
 def finish(fig, alt: str, labels: dict):
@@ -91,6 +130,7 @@ def labels(fig) -> dict:
 
 
 # --------------------------------------------------------------------------- data files
+
 
 def data(name: str) -> dict:
     """A YAML file of hwlib/data (e.g. 'hierarchy', 'networks'), loaded."""

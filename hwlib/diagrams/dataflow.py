@@ -3,6 +3,7 @@ trace=True): weights stay in the cells, rows of A enter from the left edge skewe
 grid row, partial sums move down, finished dot products leave the bottom edge (Kung & Leiserson
 1979; Jouppi et al. 2017). Which cell works on which row of A, in each drawn cycle, is the trace's.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,14 +31,19 @@ def systolic_dataflow(m: int = 5, k: int = 3, n: int = 3, cycles=(1, 3, 5)):
     for ax, t in zip(axes, cycles):
         busy[t] = int((run.row_in_cell[t] >= 0).sum())
         _snapshot(ax, run, a, b, t, m, k, n)
-    fig.suptitle(f"Weight-stationary systolic array: C = A B, A {m} x {k} on a {k} x {n} grid "
-                 f"(one pass = {total} compute cycles, simulated)", fontsize=FONT + 1)
-    alt = (f"{len(cycles)} snapshots of a {k} by {n} grid of multiply-accumulate cells at cycles "
-           f"{', '.join(map(str, cycles))} of {total}. Each cell holds a fixed weight. Rows of A wait on the "
-           f"left in a staircase, each grid row starting one cycle after the one above, and move right one cell "
-           f"per cycle; partial sums move down and finished elements of C leave at the bottom. Busy cells are "
-           f"coloured by the row of A they work on: {', '.join(str(busy[t]) for t in cycles)} busy cells in the "
-           f"drawn cycles.")
+    fig.suptitle(
+        f"Weight-stationary systolic array: C = A B, A {m} x {k} on a {k} x {n} grid "
+        f"(one pass = {total} compute cycles, simulated)",
+        fontsize=FONT + 1,
+    )
+    alt = (
+        f"{len(cycles)} snapshots of a {k} by {n} grid of multiply-accumulate cells at cycles "
+        f"{', '.join(map(str, cycles))} of {total}. Each cell holds a fixed weight. Rows of A wait on the "
+        f"left in a staircase, each grid row starting one cycle after the one above, and move right one cell "
+        f"per cycle; partial sums move down and finished elements of C leave at the bottom. Busy cells are "
+        f"coloured by the row of A they work on: {', '.join(str(busy[t]) for t in cycles)} busy cells in the "
+        f"drawn cycles."
+    )
     return finish(fig, alt, {"compute_cycles": total, "busy": busy, "formula_cycles": systolic.compute_cycles(m, k, n)})
 
 
@@ -50,8 +56,15 @@ def _snapshot(ax, run, a, b, t, m, k, n):
             y = k - 1 - r
             cell(ax, c, y, 0.9, 0.9, face, lw=1.0)
             ax.text(c + 0.45, y + 0.62, f"w={b[r, c]:g}", ha="center", fontsize=FONT - 1, color=INK)
-            ax.text(c + 0.45, y + 0.25, f"row {i}" if i >= 0 else "idle", ha="center", fontsize=FONT - 1,
-                    color=INK if i >= 0 else MUTED, weight="bold" if i >= 0 else "normal")
+            ax.text(
+                c + 0.45,
+                y + 0.25,
+                f"row {i}" if i >= 0 else "idle",
+                ha="center",
+                fontsize=FONT - 1,
+                color=INK if i >= 0 else MUTED,
+                weight="bold" if i >= 0 else "normal",
+            )
     for r in range(k):  # A elements still waiting: A[i, r] enters grid row r at cycle i + r
         waiting = [i for i in range(m) if i + r > t]
         y = k - 1 - r

@@ -5,6 +5,7 @@ shared-memory bandwidth = 128 bytes per clock per SM x SMs x the clock implied b
 data has one for this GPU; HBM: spec sheet; host: DRAM per GPU of an 8-GPU server and one direction of
 PCIe 5.0 x16 (hwlib.interconnect).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,16 +29,35 @@ def tiers(gpu: str = "H200") -> list[dict]:
     host = hier["host"]["H200 x8 node"]
     host_bytes = value(host["memory_bytes"]) / value(host["gpus"])
     return [
-        dict(name="registers", capacity=f["registers_per_sm"] * 4 * acc.compute_units, bandwidth=None,
-             kind="computed", where=f"{units.format_bytes(f['registers_per_sm'] * 4, binary=True)} per SM"),
-        dict(name="L1 / shared memory", capacity=f["l1_shared_bytes_per_sm"] * acc.compute_units,
-             bandwidth=smem_bw, kind="computed",
-             where=f"{units.format_bytes(f['l1_shared_bytes_per_sm'], binary=True)} per SM"),
-        dict(name="L2 cache", capacity=acc.l2_bytes, bandwidth=l2_bw, kind="published" if l2_bw else "spec",
-             where="shared by all SMs"),
+        dict(
+            name="registers",
+            capacity=f["registers_per_sm"] * 4 * acc.compute_units,
+            bandwidth=None,
+            kind="computed",
+            where=f"{units.format_bytes(f['registers_per_sm'] * 4, binary=True)} per SM",
+        ),
+        dict(
+            name="L1 / shared memory",
+            capacity=f["l1_shared_bytes_per_sm"] * acc.compute_units,
+            bandwidth=smem_bw,
+            kind="computed",
+            where=f"{units.format_bytes(f['l1_shared_bytes_per_sm'], binary=True)} per SM",
+        ),
+        dict(
+            name="L2 cache",
+            capacity=acc.l2_bytes,
+            bandwidth=l2_bw,
+            kind="published" if l2_bw else "spec",
+            where="shared by all SMs",
+        ),
         dict(name="HBM", capacity=acc.memory_bytes, bandwidth=acc.bandwidth, kind="spec", where="in the package"),
-        dict(name="host DRAM", capacity=host_bytes, bandwidth=interconnect.get("PCIe 5.0 x16").bandwidth,
-             kind="spec", where="per GPU of an 8-GPU server; PCIe 5.0 x16"),
+        dict(
+            name="host DRAM",
+            capacity=host_bytes,
+            bandwidth=interconnect.get("PCIe 5.0 x16").bandwidth,
+            kind="spec",
+            where="per GPU of an 8-GPU server; PCIe 5.0 x16",
+        ),
     ]
 
 
@@ -52,23 +72,41 @@ def memory_hierarchy(gpu: str = "H200"):
     for i, r in enumerate(rows):
         y0 = (n - 1 - i) * 1.1
         w_top, w_bot = 0.9 + 0.75 * i, 0.9 + 0.75 * (i + 1)
-        ax.add_patch(Polygon([(-w_bot, y0), (w_bot, y0), (w_top, y0 + 1.0), (-w_top, y0 + 1.0)], closed=True,
-                             facecolor=tint(colours[i], 0.45), edgecolor=INK, lw=1))
+        ax.add_patch(
+            Polygon(
+                [(-w_bot, y0), (w_bot, y0), (w_top, y0 + 1.0), (-w_top, y0 + 1.0)],
+                closed=True,
+                facecolor=tint(colours[i], 0.45),
+                edgecolor=INK,
+                lw=1,
+            )
+        )
         ax.text(0, y0 + 0.5, r["name"], ha="center", va="center", fontsize=FONT + 1, weight="bold")
         size = units.format_bytes(r["capacity"], binary=r["capacity"] < 1e9)
         ax.text(-5.0, y0 + 0.62, size, ha="right", va="center", fontsize=FONT + 1, weight="bold")
         ax.text(-5.0, y0 + 0.28, r["where"], ha="right", va="center", fontsize=FONT - 0.5, color=MUTED)
         bw = units.format_bandwidth(r["bandwidth"]) if r["bandwidth"] else "not published"
         ax.text(5.0, y0 + 0.62, bw, ha="left", va="center", fontsize=FONT + 1, weight="bold")
-        ax.text(5.0, y0 + 0.28, f"({r['kind']})" if r["bandwidth"] else "", ha="left", va="center",
-                fontsize=FONT - 0.5, color=MUTED)
+        ax.text(
+            5.0,
+            y0 + 0.28,
+            f"({r['kind']})" if r["bandwidth"] else "",
+            ha="left",
+            va="center",
+            fontsize=FONT - 0.5,
+            color=MUTED,
+        )
     ax.text(-5.0, n * 1.1 + 0.2, f"capacity ({specs.get(gpu).name})", ha="right", fontsize=FONT + 1)
     ax.text(5.0, n * 1.1 + 0.2, "bandwidth", ha="left", fontsize=FONT + 1)
     ax.annotate("", (0, -0.15), (0, n * 1.1 + 0.45), arrowprops=dict(arrowstyle="-", color="none"))
-    alt = (f"A pyramid of five memory tiers of an {specs.get(gpu).name}, smallest and fastest at the top, with "
-           f"capacity on the left and bandwidth on the right: "
-           + "; ".join(f"{r['name']} {units.format_bytes(r['capacity'], binary=r['capacity'] < 1e9)}"
-                       + (f" at {units.format_bandwidth(r['bandwidth'])}" if r["bandwidth"] else "")
-                       for r in rows)
-           + ". Each step down holds more and delivers less per second.")
+    alt = (
+        f"A pyramid of five memory tiers of an {specs.get(gpu).name}, smallest and fastest at the top, with "
+        f"capacity on the left and bandwidth on the right: "
+        + "; ".join(
+            f"{r['name']} {units.format_bytes(r['capacity'], binary=r['capacity'] < 1e9)}"
+            + (f" at {units.format_bandwidth(r['bandwidth'])}" if r["bandwidth"] else "")
+            for r in rows
+        )
+        + ". Each step down holds more and delivers less per second."
+    )
     return finish(fig, alt, {r["name"]: (r["capacity"], r["bandwidth"]) for r in rows})

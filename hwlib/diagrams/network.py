@@ -1,6 +1,7 @@
 """Inside a node and across nodes: an NVSwitch node next to a rail-optimised fat tree, and the cost of
 an all-reduce and an all-to-all as the job grows past one NVLink domain (`hwlib.networks`, data in
 networks.yaml)."""
+
 from __future__ import annotations
 
 
@@ -29,11 +30,18 @@ def nvswitch_vs_fattree(system_name: str = "DGX H100", nodes: int = 4):
             a.plot([gx, x + 0.8], [2.3, 4.6], color=tint("blue", 0.6), lw=0.8, zorder=1)
     for g in range(d):
         box(a, 0.6 + g * 8.8 / d, 1.5, 0.8, 0.8, f"GPU\n{g}", "blue", 0.45, size=FONT - 1.5)
-    a.set_title(f"inside a {sys.name} node: {d} GPUs x {sw} NVSwitches ({sys.generation})", fontsize=FONT + 0.5,
-                loc="left")
-    a.text(5, 0.75, f"each GPU: {int(gen['links_per_gpu'])} links x {units.format_bandwidth(gen['link_bandwidth'])} = "
-           f"{units.format_bandwidth(sys.nvlink)} per direction\nto any other GPU, one switch hop",
-           ha="center", va="center", fontsize=FONT)
+    a.set_title(
+        f"inside a {sys.name} node: {d} GPUs x {sw} NVSwitches ({sys.generation})", fontsize=FONT + 0.5, loc="left"
+    )
+    a.text(
+        5,
+        0.75,
+        f"each GPU: {int(gen['links_per_gpu'])} links x {units.format_bandwidth(gen['link_bandwidth'])} = "
+        f"{units.format_bandwidth(sys.nvlink)} per direction\nto any other GPU, one switch hop",
+        ha="center",
+        va="center",
+        fontsize=FONT,
+    )
     b.set_xlim(0, 15)
     b.set_ylim(0, 7)
     rails = d
@@ -56,15 +64,22 @@ def nvswitch_vs_fattree(system_name: str = "DGX H100", nodes: int = 4):
             lx = 0.3 + g * 14.4 / rails + 0.75
             b.plot([gx + (w - 0.3) / d * 0.4, lx], [1.7, 3.6], color=tint("orange", 0.9), lw=0.7, zorder=1)
     b.set_title("across nodes: rail-optimised fat tree, GPU i of every node on leaf i", fontsize=FONT + 0.5, loc="left")
-    b.text(7.5, 6.65, f"each GPU: one {units.format_bandwidth(sys.nic)} NIC (400 Gb/s); node egress "
-           f"{units.format_bandwidth(sys.egress)}; full fat tree: every leaf to every spine",
-           ha="center", fontsize=FONT)
-    alt = (f"Two network drawings. Left: a {sys.name} node, {d} GPUs each wired to all {sw} NVSwitches, so any GPU "
-           f"reaches any other through one switch at {units.format_bandwidth(sys.nvlink)} per direction. Right: "
-           f"{nodes} such nodes on a two-level fat tree; GPU i of every node connects through its own "
-           f"{units.format_bandwidth(sys.nic)} network port to leaf switch i (a rail), and every leaf connects "
-           f"to every spine switch. The node's egress into the network is {units.format_bandwidth(sys.egress)}, "
-           f"{sys.nvlink / sys.nic:.0f} times less per GPU than NVLink.")
+    b.text(
+        7.5,
+        6.65,
+        f"each GPU: one {units.format_bandwidth(sys.nic)} NIC (400 Gb/s); node egress "
+        f"{units.format_bandwidth(sys.egress)}; full fat tree: every leaf to every spine",
+        ha="center",
+        fontsize=FONT,
+    )
+    alt = (
+        f"Two network drawings. Left: a {sys.name} node, {d} GPUs each wired to all {sw} NVSwitches, so any GPU "
+        f"reaches any other through one switch at {units.format_bandwidth(sys.nvlink)} per direction. Right: "
+        f"{nodes} such nodes on a two-level fat tree; GPU i of every node connects through its own "
+        f"{units.format_bandwidth(sys.nic)} network port to leaf switch i (a rail), and every leaf connects "
+        f"to every spine switch. The node's egress into the network is {units.format_bandwidth(sys.egress)}, "
+        f"{sys.nvlink / sys.nic:.0f} times less per GPU than NVLink."
+    )
     return finish(fig, alt, {"nvlink": sys.nvlink, "nic": sys.nic, "egress": sys.egress, "gpus": d, "nvswitches": sw})
 
 
@@ -73,11 +88,15 @@ def collective_costs(n_bytes: float = 1.0e9, gpus=(8, 16, 32, 72, 144, 288, 576,
     GPUs, for: DGX H100 (ring), DGX H100 with SHARP, GB200 NVL72, and DGX H100 on a top-of-rack fabric
     oversubscribed 1:7 (the Llama 3 cluster's ratio). Returns the figure; its labels hold every curve."""
     over = networks.fabric_value("Llama 3 cluster", "oversubscription")
-    cases = [("DGX H100, rail-optimised (ring)", dict(system_name="DGX H100")),
-             ("DGX H100 + SHARP", dict(system_name="DGX H100", sharp=True)),
-             ("GB200 NVL72 (ring)", dict(system_name="GB200 NVL72")),
-             (f"DGX H100, top-of-rack, 1:{over:g} oversubscribed", dict(system_name="DGX H100", rail_optimized=False,
-                                                                      oversubscription=over))]
+    cases = [
+        ("DGX H100, rail-optimised (ring)", dict(system_name="DGX H100")),
+        ("DGX H100 + SHARP", dict(system_name="DGX H100", sharp=True)),
+        ("GB200 NVL72 (ring)", dict(system_name="GB200 NVL72")),
+        (
+            f"DGX H100, top-of-rack, 1:{over:g} oversubscribed",
+            dict(system_name="DGX H100", rail_optimized=False, oversubscription=over),
+        ),
+    ]
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.6), layout="constrained", sharey=True)
     curves = {}
     for i, (label, kw) in enumerate(cases):
@@ -102,16 +121,27 @@ def collective_costs(n_bytes: float = 1.0e9, gpus=(8, 16, 32, 72, 144, 288, 576,
         ax.grid(True, alpha=0.3)
         ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: units.format_seconds(v)))
     axes[0].set_ylabel("time (bandwidth terms, model)")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=FONT - 0.5,
-               frameon=False)
-    axes[1].text(0.98, 0.03, "dotted: one 8-GPU node, one 72-GPU rack", transform=axes[1].transAxes, va="bottom",
-                 ha="right", fontsize=FONT - 1, color=MUTED)
+    fig.legend(
+        *axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=FONT - 0.5, frameon=False
+    )
+    axes[1].text(
+        0.98,
+        0.03,
+        "dotted: one 8-GPU node, one 72-GPU rack",
+        transform=axes[1].transAxes,
+        va="bottom",
+        ha="right",
+        fontsize=FONT - 1,
+        color=MUTED,
+    )
     h100 = curves[cases[0][0]]
-    alt = (f"Two log-log line charts of modelled time against GPU count, 8 to {max(gpus)}, for "
-           f"{units.format_bytes(n_bytes)} "
-           f"per GPU. All-reduce: nearly flat for a rail-optimised DGX H100 fabric (from "
-           f"{units.format_seconds(h100['allreduce_s'][0])} in one node to "
-           f"{units.format_seconds(h100['allreduce_s'][-1])}), "
-           f"lower with SHARP and on NVL72 racks, and several times higher once traffic crosses a 1:{over:g} "
-           f"oversubscribed spine. All-to-all: jumps as soon as the job leaves the NVLink domain.")
+    alt = (
+        f"Two log-log line charts of modelled time against GPU count, 8 to {max(gpus)}, for "
+        f"{units.format_bytes(n_bytes)} "
+        f"per GPU. All-reduce: nearly flat for a rail-optimised DGX H100 fabric (from "
+        f"{units.format_seconds(h100['allreduce_s'][0])} in one node to "
+        f"{units.format_seconds(h100['allreduce_s'][-1])}), "
+        f"lower with SHARP and on NVL72 racks, and several times higher once traffic crosses a 1:{over:g} "
+        f"oversubscribed spine. All-to-all: jumps as soon as the job leaves the NVLink domain."
+    )
     return finish(fig, alt, curves)

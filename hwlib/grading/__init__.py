@@ -11,6 +11,7 @@
 * `hwlib.grading.gradescope` — Gradescope mode and the autograder zip
 The format is documented in exercises/FORMAT.md.
 """
+
 from .selfcheck import check
 
 __all__ = ["check"]

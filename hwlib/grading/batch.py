@@ -9,6 +9,7 @@ earlier run is never taken for the new one. With `jobs` > 1 each worker (and its
 to its own CPUs where there are enough (os.sched_setaffinity); memory and process counts are not
 isolated between neighbours.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -28,7 +29,7 @@ import nbformat
 
 from . import classreport, identity, results, runner
 
-GRADER_SIDE = ("grader_error",)   # statuses that mean the grader, not the learner, failed
+GRADER_SIDE = ("grader_error",)  # statuses that mean the grader, not the learner, failed
 
 
 def _subreaper() -> bool:
@@ -77,7 +78,7 @@ def _worker(grade_one, exercise, expected, sub, cfg, secrets_paths, meta, conn, 
     reaper = _subreaper()
     if cpus and hasattr(os, "sched_setaffinity"):
         try:
-            os.sched_setaffinity(0, cpus)    # this submission's CPUs, inherited by its kernel
+            os.sched_setaffinity(0, cpus)  # this submission's CPUs, inherited by its kernel
         except OSError:
             pass
     executed = None
@@ -90,8 +91,14 @@ def _worker(grade_one, exercise, expected, sub, cfg, secrets_paths, meta, conn, 
                 executed = None
     except BaseException as exc:  # never lose a submission
         reason = f"grader error: {type(exc).__name__}: {str(exc)[:200]}"
-        res = results.build(exercise, results.not_run(exercise, reason), submission=sub.identity,
-                            status="grader_error", reason=reason, meta=meta)
+        res = results.build(
+            exercise,
+            results.not_run(exercise, reason),
+            submission=sub.identity,
+            status="grader_error",
+            reason=reason,
+            meta=meta,
+        )
         res["extra_data"]["traceback"] = traceback.format_exc()[-2000:]
     left = reap_descendants() if reaper and os.path.isdir("/proc") else 0
     if left:
@@ -127,23 +134,34 @@ def cpu_slots(jobs: int) -> list[tuple | None]:
     return [tuple(cpus[i::jobs]) for i in range(jobs)]
 
 
-def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1, secrets_paths=(),
-                progress=print, hard_limit: float | None = None, roster: dict | None = None,
-                resume: bool = False, *, grade_one, expected_values, checks_digest) -> list[tuple[str, str, dict]]:
+def grade_batch(
+    exercise,
+    files,
+    out: Path,
+    cfg: runner.RunConfig,
+    jobs: int = 1,
+    secrets_paths=(),
+    progress=print,
+    hard_limit: float | None = None,
+    roster: dict | None = None,
+    resume: bool = False,
+    *,
+    grade_one,
+    expected_values,
+    checks_digest,
+) -> list[tuple[str, str, dict]]:
     """Grade `files` (identity.Submission, or paths) with up to `jobs` workers; write
     OUT/submissions/<folder>/ and merge OUT/grades.csv (also when interrupted: the finished part).
     A worker still running after `hard_limit` seconds is killed and its submission gets a result
     saying so. With `resume`, a submission whose folder already holds a result for the same file
     content and the same checks is not graded again. grade_one, expected_values and checks_digest
     are hwlib.grading.grader's (call `grader.grade_batch`, which passes them)."""
-    subs = [f if isinstance(f, identity.Submission) else identity.Submission(Path(f), Path(f).name)
-            for f in files]
+    subs = [f if isinstance(f, identity.Submission) else identity.Submission(Path(f), Path(f).name) for f in files]
     subs_dir = out / identity.SUBMISSIONS
     subs_dir.mkdir(parents=True, exist_ok=True)
     expected = expected_values(exercise)
     if hard_limit is None:
-        hard_limit = (cfg.timeout_total + cfg.extract_timeout * (len(exercise.checks) + 2)
-                      + 30 * (cfg.max_restarts + 3))
+        hard_limit = cfg.timeout_total + cfg.extract_timeout * (len(exercise.checks) + 2) + 30 * (cfg.max_restarts + 3)
     run_id = secrets.token_hex(8)
     digest = checks_digest(exercise)
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -156,9 +174,14 @@ def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1
 
     def meta_for(sub):
         data, _ = identity.read_submission(sub.path)
-        return {"run_id": run_id, "file": sub.identity, "learner": classreport.learner_id(sub.identity, roster),
-                "file_sha256": identity.sha256(data) if data is not None else "", "checks_sha256": digest,
-                "graded_at": started_at}
+        return {
+            "run_id": run_id,
+            "file": sub.identity,
+            "learner": classreport.learner_id(sub.identity, roster),
+            "file_sha256": identity.sha256(data) if data is not None else "",
+            "checks_sha256": digest,
+            "graded_at": started_at,
+        }
 
     def finish(sub, res, executed=None, reused=False):
         folder = subs_dir / sub.folder_name
@@ -166,12 +189,20 @@ def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1
             _write(folder, res, executed, exercise.title)
         rows.append((sub.folder_name, str(sub.path), res))
         done[sub.folder_name] = res
-        progress(f"{sub.folder_name}: {res['score']:g}/{exercise.max_score:g}  "
-                 f"{res['extra_data']['status']}  {res['execution_time']:.1f} s" + ("  (resumed)" * reused))
+        progress(
+            f"{sub.folder_name}: {res['score']:g}/{exercise.max_score:g}  "
+            f"{res['extra_data']['status']}  {res['execution_time']:.1f} s" + ("  (resumed)" * reused)
+        )
 
     def fail(sub, meta, reason):
-        res = results.build(exercise, results.not_run(exercise, reason), submission=sub.identity,
-                            status="grader_error", reason=reason, meta=meta)
+        res = results.build(
+            exercise,
+            results.not_run(exercise, reason),
+            submission=sub.identity,
+            status="grader_error",
+            reason=reason,
+            meta=meta,
+        )
         finish(sub, res)
 
     try:
@@ -182,15 +213,23 @@ def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1
                 if resume:
                     old = classreport.load_previous(subs_dir / sub.folder_name)
                     ex = (old or {}).get("extra_data", {})
-                    if (old and ex.get("file") == sub.identity and ex.get("file_sha256") == meta["file_sha256"]
-                            and ex.get("checks_sha256") == digest and ex.get("exercise") == exercise.id
-                            and ex.get("status") not in GRADER_SIDE and meta["file_sha256"]):
+                    if (
+                        old
+                        and ex.get("file") == sub.identity
+                        and ex.get("file_sha256") == meta["file_sha256"]
+                        and ex.get("checks_sha256") == digest
+                        and ex.get("exercise") == exercise.id
+                        and ex.get("status") not in GRADER_SIDE
+                        and meta["file_sha256"]
+                    ):
                         finish(sub, old, reused=True)
                         continue
                 slot = free.pop(0)
                 reader, writer = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_worker, args=(grade_one, exercise, expected, sub, cfg, tuple(secrets_paths),
-                                                         meta, writer, slots[slot]))
+                proc = ctx.Process(
+                    target=_worker,
+                    args=(grade_one, exercise, expected, sub, cfg, tuple(secrets_paths), meta, writer, slots[slot]),
+                )
                 proc.start()
                 writer.close()
                 running[proc.sentinel] = [proc, sub, meta, time.monotonic(), reader, None, slot]
@@ -224,8 +263,12 @@ def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1
                 reader.close()
                 del running[sentinel]
                 free.append(slot)
-                ok = (isinstance(got, dict) and got.get("run_id") == run_id and got.get("identity") == sub.identity
-                      and isinstance(got.get("results"), dict))
+                ok = (
+                    isinstance(got, dict)
+                    and got.get("run_id") == run_id
+                    and got.get("identity") == sub.identity
+                    and isinstance(got.get("results"), dict)
+                )
                 if reason or not ok:
                     fail(sub, meta, reason or "grader error: the grading process ended without a result")
                 else:
@@ -246,5 +289,3 @@ def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1
             except Exception:
                 pass
     return rows
-
-

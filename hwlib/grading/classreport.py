@@ -6,6 +6,7 @@ a tab or a carriage return) is prefixed with an apostrophe (OWASP, "CSV Injectio
 comes from a roster (`--roster FILE`: a CSV with columns `file` and `learner`) or else from the file
 name. pass_rates.* give, per check, the share of graded submissions that passed it.
 """
+
 from __future__ import annotations
 
 import csv
@@ -49,12 +50,17 @@ def _fmt(x) -> str:
 def row(folder: str, res: dict, names) -> dict:
     extra = res.get("extra_data", {})
     by_name = {t["name"]: t["score"] for t in res.get("tests", [])}
-    out = {"submission": folder, "learner": extra.get("learner", ""), "file": extra.get("file", ""),
-           "status": extra.get("status", "grader_error"), "score": _fmt(res.get("score", 0.0)),
-           "max_score": _fmt(extra.get("max_score", "")),
-           **{n: _fmt(by_name.get(n, 0.0)) for n in names},
-           "execution_time_s": res.get("execution_time", ""),
-           "reason": (res.get("output") or "").split("\n")[0]}
+    out = {
+        "submission": folder,
+        "learner": extra.get("learner", ""),
+        "file": extra.get("file", ""),
+        "status": extra.get("status", "grader_error"),
+        "score": _fmt(res.get("score", 0.0)),
+        "max_score": _fmt(extra.get("max_score", "")),
+        **{n: _fmt(by_name.get(n, 0.0)) for n in names},
+        "execution_time_s": res.get("execution_time", ""),
+        "reason": (res.get("output") or "").split("\n")[0],
+    }
     return {k: safe_cell(v) for k, v in out.items()}
 
 
@@ -85,14 +91,24 @@ def write_grades(out: Path, exercise, results: dict[str, dict]) -> Path:
 def pass_rates(out: Path, exercise) -> list[dict]:
     """Per check: how many graded submissions passed it (from grades.csv, so the whole class)."""
     with open(out / GRADES, newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.DictReader(fh) if r["status"] not in ("not_a_notebook", "empty",
-                                                                        "not_a_file", "too_large",
-                                                                        "wrong_exercise", "grader_error")]
+        rows = [
+            r
+            for r in csv.DictReader(fh)
+            if r["status"]
+            not in ("not_a_notebook", "empty", "not_a_file", "too_large", "wrong_exercise", "grader_error")
+        ]
     rates = []
     for c in exercise.checks:
         passed = sum(1 for r in rows if c.points > 0 and _num(r.get(c.name)) >= c.points)
-        rates.append({"check": c.name, "points": c.points, "passed": passed, "graded": len(rows),
-                      "rate": round(passed / len(rows), 4) if rows else 0.0})
+        rates.append(
+            {
+                "check": c.name,
+                "points": c.points,
+                "passed": passed,
+                "graded": len(rows),
+                "rate": round(passed / len(rows), 4) if rows else 0.0,
+            }
+        )
     return rates
 
 

@@ -4,6 +4,7 @@
 learner that says what was expected in kind and unit and gives the hint, but never the expected value
 of a hidden check. Nothing here raises on bad learner input.
 """
+
 from __future__ import annotations
 
 import math
@@ -59,12 +60,19 @@ def _scale_note(got: float, want: float, raw) -> str:
     if want == 0 or got == 0:
         return ""
     ratio = got / want
-    slips = [(2**30 / 1e9, "GiB where GB was meant (or the reverse)"), (1e9 / 2**30, "GB where GiB was meant"),
-             (1e-9, "a number in G-units without the unit (write e.g. '2.5 GB')"),
-             (1e-6, "a number in M-units without the unit"), (1e-12, "a number in T-units without the unit"),
-             (1e-3, "a number in k-units (or ms) without the unit"), (1 / 3600, "hours without the unit"),
-             (1 / 60, "minutes without the unit"), (1 / 86400, "days without the unit"),
-             (0.125, "bits where bytes were meant"), (100, "a percentage where a fraction was meant")]
+    slips = [
+        (2**30 / 1e9, "GiB where GB was meant (or the reverse)"),
+        (1e9 / 2**30, "GB where GiB was meant"),
+        (1e-9, "a number in G-units without the unit (write e.g. '2.5 GB')"),
+        (1e-6, "a number in M-units without the unit"),
+        (1e-12, "a number in T-units without the unit"),
+        (1e-3, "a number in k-units (or ms) without the unit"),
+        (1 / 3600, "hours without the unit"),
+        (1 / 60, "minutes without the unit"),
+        (1 / 86400, "days without the unit"),
+        (0.125, "bits where bytes were meant"),
+        (100, "a percentage where a fraction was meant"),
+    ]
     for factor, what in slips:
         if abs(ratio / factor - 1) < 0.02:
             return f" Your value would be right if it were off by that unit: it looks like {what}."
@@ -134,8 +142,7 @@ def judge(check: Check, entry: dict | None, expected, public: bool = True) -> Ve
     status = entry.get("status")
     if status == "missing":
         defined = "function" if check.is_call else "variable"
-        return verdict(False, False, f"not answered: no {defined} named {check.answer}; "
-                                     f"expected {describe(check)}.")
+        return verdict(False, False, f"not answered: no {defined} named {check.answer}; expected {describe(check)}.")
     if status == "not_callable":
         return verdict(False, True, f"should be a function, but it is a {entry.get('type')}.")
     if status == "error":
@@ -146,8 +153,9 @@ def judge(check: Check, entry: dict | None, expected, public: bool = True) -> Ve
             return verdict(False, False, f"not answered (still `...`); expected {describe(check)}.")
         return verdict(False, True, f"a {entry.get('type')} cannot be graded; expected {describe(check)}.")
     if status != "ok":
-        return verdict(False, False, "not answered: the notebook did not get far enough to read "
-                                     "this answer (see the run's notes).")
+        return verdict(
+            False, False, "not answered: the notebook did not get far enough to read this answer (see the run's notes)."
+        )
     raw = entry["value"]
     if raw is None:
         return verdict(False, False, f"not answered (None); expected {describe(check)}.")
@@ -174,5 +182,4 @@ def recomputed(c, answers: dict):
     try:
         return spec.expected_value(c, values), None
     except Exception as exc:
-        return None, (f"could not be recomputed from your recorded {', '.join(c.inputs)} "
-                      f"({type(exc).__name__})")
+        return None, (f"could not be recomputed from your recorded {', '.join(c.inputs)} ({type(exc).__name__})")

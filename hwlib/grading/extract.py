@@ -26,6 +26,7 @@ removed) or a thread left running can still alter what its own kernel reports. W
 most the value it already knows: expected values never enter the kernel, and one cell's key cannot
 authenticate another check's record.
 """
+
 from __future__ import annotations
 
 import ast
@@ -41,7 +42,7 @@ MAX_STR = 2_000
 STATUSES = ("ok", "missing", "unsupported", "error", "not_callable")
 
 # Runs inside the learner's kernel (extraction cells and hwlib.grading.check). Plain Python only.
-PLAIN_SRC = '''
+PLAIN_SRC = """
 class _Unsupported(Exception):
     pass
 
@@ -96,10 +97,10 @@ def _entry(get):
         return {"status": "unsupported", "type": _text(exc.args[0], 80)}
     except BaseException as exc:
         return {"status": "error", "error": (_text(type(exc).__name__, 80) + ": " + _text(exc, 200))[:300]}
-''' % {"max_str": MAX_STR, "max_items": MAX_ITEMS}
+""" % {"max_str": MAX_STR, "max_items": MAX_ITEMS}
 
 # The snapshot, taken before any learner code runs. NS: the notebook's namespace; NAME: the class.
-_SETUP_SRC = r'''
+_SETUP_SRC = r"""
 import builtins, sys, os, threading, _hashlib
 try:
     ip = get_ipython()
@@ -124,10 +125,10 @@ if ip is not None:
     kernel = getattr(ip, "kernel", ip)
     S["inst"] = {id(ip): (ip, set(vars(ip))), id(kernel): (kernel, set(vars(kernel)))}
 sys.modules[NAME] = type(NAME, (), {"S": S})   # a strong reference, added after the snapshot
-'''
+"""
 
 # Runs with the pristine builtins; returns the list of what had been changed (tamper evidence).
-_RESTORE_SRC = r'''
+_RESTORE_SRC = r"""
 _LIBS = ("matplotlib", "IPython", "ipykernel", "ipywidgets")
 
 def _same(a, b):
@@ -196,9 +197,9 @@ def _restore():
             except BaseException:
                 pass
     return done
-'''
+"""
 
-_RECORD_SRC = r'''
+_RECORD_SRC = r"""
 def _record(answers, restored):
     text = repr({"nonce": A["nonce"], "answers": answers, "restored": restored[:40]})
     data = text.encode("utf-8")
@@ -208,9 +209,9 @@ def _record(answers, restored):
         S["os_write"](fd, tag.encode("ascii") + b"\n" + data)
     finally:
         S["os_close"](fd)
-'''
+"""
 
-_VALUES_BODY = r'''
+_VALUES_BODY = r"""
 restored = _restore()
 ns, out = S["user_ns"], {}
 for name in A["names"]:
@@ -219,9 +220,9 @@ for name in A["names"]:
     else:
         out[name] = _entry(lambda: dict.__getitem__(ns, name))
 _record(out, restored)
-'''
+"""
 
-_CALL_BODY = r'''
+_CALL_BODY = r"""
 restored = _restore()
 ns = S["user_ns"]
 f = dict.get(ns, A["answer"], _Unsupported)
@@ -233,14 +234,16 @@ else:
     out = _entry(lambda: f(*A["args"], **A["kwargs"]))
     restored += _restore()        # the function itself may have patched something
 _record({A["key_name"]: out}, restored)
-'''
+"""
 
 # The only code an injected cell runs in the notebook's namespace: literals and attribute lookups on
 # built-in types (which Python code cannot change), then `exec` from the snapshot.
-_LAUNCH = ('(lambda T: (lambda S: S["exec"](S["compile"]({body!r}, "<hwlib grader>", "exec"), '
-           '{{"__builtins__": S["builtins"], "S": S, "A": {args!r}}}))('
-           '[T.__dict__["__dict__"].__get__(c)["S"] for c in ().__class__.__base__.__subclasses__() '
-           'if T.__dict__["__name__"].__get__(c) == {name!r}][0]))(().__class__.__class__)')
+_LAUNCH = (
+    '(lambda T: (lambda S: S["exec"](S["compile"]({body!r}, "<hwlib grader>", "exec"), '
+    '{{"__builtins__": S["builtins"], "S": S, "A": {args!r}}}))('
+    '[T.__dict__["__dict__"].__get__(c)["S"] for c in ().__class__.__base__.__subclasses__() '
+    'if T.__dict__["__name__"].__get__(c) == {name!r}][0]))(().__class__.__class__)'
+)
 
 
 def new_key() -> bytes:
@@ -253,9 +256,11 @@ def stash_name(nonce: str) -> str:
 
 def setup_cell(nonce: str) -> str:
     """Source of the cell that runs before the learner's first cell (no secrets in it)."""
-    return (f"# hwlib grader: setup {nonce}\n"
-            f"exec(compile({_SETUP_SRC!r}, '<hwlib grader setup>', 'exec'), "
-            f"{{'__builtins__': __builtins__, 'NS': globals(), 'NAME': {stash_name(nonce)!r}}})\n")
+    return (
+        f"# hwlib grader: setup {nonce}\n"
+        f"exec(compile({_SETUP_SRC!r}, '<hwlib grader setup>', 'exec'), "
+        f"{{'__builtins__': __builtins__, 'NS': globals(), 'NAME': {stash_name(nonce)!r}}})\n"
+    )
 
 
 def _launch(comment: str, body: str, args: dict, nonce: str) -> str:
@@ -265,22 +270,33 @@ def _launch(comment: str, body: str, args: dict, nonce: str) -> str:
 
 def restore_cell(path: str, nonce: str, key: bytes) -> str:
     """Source of the cell that undoes the notebook's hooks and patches before answers are read."""
-    return _launch("restore the kernel", _VALUES_BODY,
-                   {"names": [], "path": path, "nonce": nonce, "key": key}, nonce)
+    return _launch("restore the kernel", _VALUES_BODY, {"names": [], "path": path, "nonce": nonce, "key": key}, nonce)
 
 
 def values_cell(names, path: str, nonce: str, key: bytes) -> str:
     """Source of the cell that saves the named variables' values to `path`."""
-    return _launch("answer extraction", _VALUES_BODY,
-                   {"names": list(names), "path": path, "nonce": nonce, "key": key}, nonce)
+    return _launch(
+        "answer extraction", _VALUES_BODY, {"names": list(names), "path": path, "nonce": nonce, "key": key}, nonce
+    )
 
 
 def call_cell(key_name: str, answer: str, args, kwargs, path: str, nonce: str, key: bytes) -> str:
     """Source of the cell that calls the learner's function `answer(*args, **kwargs)` and saves the
     result (only the result leaves the kernel) under `key_name`."""
-    return _launch("function answer", _CALL_BODY,
-                   {"key_name": key_name, "answer": answer, "args": list(args or []),
-                    "kwargs": dict(kwargs or {}), "path": path, "nonce": nonce, "key": key}, nonce)
+    return _launch(
+        "function answer",
+        _CALL_BODY,
+        {
+            "key_name": key_name,
+            "answer": answer,
+            "args": list(args or []),
+            "kwargs": dict(kwargs or {}),
+            "path": path,
+            "nonce": nonce,
+            "key": key,
+        },
+        nonce,
+    )
 
 
 def plain_namespace() -> dict:
@@ -332,8 +348,12 @@ def read_record(path, nonce: str, key: bytes, keys) -> tuple[dict, list] | None:
         rec = ast.literal_eval(data.decode("utf-8", errors="strict"))
     except Exception:
         return None
-    if (type(rec) is not dict or rec.get("nonce") != nonce or type(rec.get("answers")) is not dict
-            or type(rec.get("restored")) is not list):
+    if (
+        type(rec) is not dict
+        or rec.get("nonce") != nonce
+        or type(rec.get("answers")) is not dict
+        or type(rec.get("restored")) is not list
+    ):
         return None
     answers = {k: e for k, e in rec["answers"].items() if k in set(keys) and _valid_entry(e)}
     restored = [str(r)[:120] for r in rec["restored"] if type(r) is str][:40]

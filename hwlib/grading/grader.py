@@ -4,6 +4,7 @@ through `grade_batch` here, which hands it `grade_one`.
 
 Expected values are computed once, in the grader, and never enter a learner's kernel.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,7 +59,7 @@ def expected_values(exercise) -> dict:
     instructor must fix before anything is graded)."""
     out, broken = {}, []
     for c in exercise.checks:
-        if c.inputs:      # recomputed per submission from the learner's own values (expr compiled)
+        if c.inputs:  # recomputed per submission from the learner's own values (expr compiled)
             out[c.name] = None
             continue
         try:
@@ -71,16 +72,27 @@ def expected_values(exercise) -> dict:
 
 
 def checks_digest(exercise) -> str:
-    return identity.sha256(repr([(c.name, c.kind, c.answer, c.expected, c.expr, c.args, c.kwargs,
-                                  c.rtol, c.atol, c.points) for c in exercise.checks]).encode())
+    return identity.sha256(
+        repr(
+            [
+                (c.name, c.kind, c.answer, c.expected, c.expr, c.args, c.kwargs, c.rtol, c.atol, c.points)
+                for c in exercise.checks
+            ]
+        ).encode()
+    )
 
 
 def _status(run: runner.RunResult) -> str:
     if run.kernel_error:
         return "grader_error"
     codes = {v["code"] for k, v in run.cell_status.items() if isinstance(k, int)}
-    for code, status in (("crashed", "kernel_crashed"), ("unresponsive", "kernel_crashed"),
-                         ("timeout", "timeout"), ("not_run", "timeout"), ("error", "cell_errors")):
+    for code, status in (
+        ("crashed", "kernel_crashed"),
+        ("unresponsive", "kernel_crashed"),
+        ("timeout", "timeout"),
+        ("not_run", "timeout"),
+        ("error", "cell_errors"),
+    ):
         if code in codes:
             return status
     return "graded"
@@ -103,37 +115,66 @@ def _judge(c, entry, want):
     try:
         return compare.judge(c, entry, want, public=not c.hidden)
     except Exception as exc:  # one unreadable answer costs one check, never the notebook
-        return compare.Verdict(c.name, 0.0, c.points, False, True,
-                               f"`{c.answer}`: the answer could not be read ({type(exc).__name__})")
+        return compare.Verdict(
+            c.name, 0.0, c.points, False, True, f"`{c.answer}`: the answer could not be read ({type(exc).__name__})"
+        )
 
 
-def grade_one(exercise, expected: dict, sub: identity.Submission, cfg: runner.RunConfig,
-              secrets_paths=(), meta: dict | None = None) -> tuple[dict, nbformat.NotebookNode | None]:
+def grade_one(
+    exercise,
+    expected: dict,
+    sub: identity.Submission,
+    cfg: runner.RunConfig,
+    secrets_paths=(),
+    meta: dict | None = None,
+) -> tuple[dict, nbformat.NotebookNode | None]:
     """Grade one file: (results mapping, executed notebook or None). Writes nothing."""
     t0 = time.monotonic()
     meta = dict(meta or {})
     nb, problem = load_submission(sub.path, exercise.id)
     if problem:
         status, reason = problem
-        res = results.build(exercise, results.not_run(exercise, reason), submission=sub.identity,
-                            status=status, reason=reason, elapsed=time.monotonic() - t0, meta=meta)
+        res = results.build(
+            exercise,
+            results.not_run(exercise, reason),
+            submission=sub.identity,
+            status=status,
+            reason=reason,
+            elapsed=time.monotonic() - t0,
+            meta=meta,
+        )
         return res, None
     run = runner.Runner(nb, exercise.checks, cfg, secrets_paths).run()
-    verdicts = [_judge(c, run.answers.get(runner.answer_key(c)),
-                       compare.recomputed(c, run.answers) if c.inputs else expected[c.name]) for c in exercise.checks]
+    verdicts = [
+        _judge(
+            c,
+            run.answers.get(runner.answer_key(c)),
+            compare.recomputed(c, run.answers) if c.inputs else expected[c.name],
+        )
+        for c in exercise.checks
+    ]
     bad = {k: v for k, v in run.cell_status.items() if isinstance(k, int) and v["code"] != "ok"}
     notes = list(run.notes) + [_cell_note(i, v) for i, v in sorted(bad.items())][:20]
     reason = ""
     if run.kernel_error:
         reason = "grader error: the kernel did not start; your instructor has been told"
         verdicts = results.not_run(exercise, "the grader could not start a kernel")
-    res = results.build(exercise, verdicts, submission=sub.identity, status=_status(run), reason=reason,
-                        notes=notes, elapsed=time.monotonic() - t0, sandboxed=run.sandboxed, meta=meta)
+    res = results.build(
+        exercise,
+        verdicts,
+        submission=sub.identity,
+        status=_status(run),
+        reason=reason,
+        notes=notes,
+        elapsed=time.monotonic() - t0,
+        sandboxed=run.sandboxed,
+        meta=meta,
+    )
     res["extra_data"]["timings_s"] = run.timings
     res["extra_data"]["cells"] = {str(i + 1): v for i, v in sorted(bad.items())}
     res["extra_data"]["output_bytes"] = run.output_bytes
     if run.restored:
-        res["extra_data"]["tampering_undone"] = run.restored   # for the instructor; not in `output`
+        res["extra_data"]["tampering_undone"] = run.restored  # for the instructor; not in `output`
     if run.grader_cell_output.strip():
         res["extra_data"]["printed_during_grader_cells"] = run.grader_cell_output
     if run.kernel_error:
@@ -155,8 +196,10 @@ def preflight(exercise, cfg: runner.RunConfig, secrets_paths=()) -> None:
     if cell["code"] != "ok":
         outs = [o for o in run.notebook.cells[0].outputs if o.get("output_type") == "error"]
         detail = f"{outs[0].get('ename')}: {outs[0].get('evalue')}" if outs else cell.get("detail", "")
-        raise GraderSetupError(f"the sandboxed kernel cannot import hwlib ({detail}); install hwlib "
-                               "normally (pip install .) or grade from its source tree")
+        raise GraderSetupError(
+            f"the sandboxed kernel cannot import hwlib ({detail}); install hwlib "
+            "normally (pip install .) or grade from its source tree"
+        )
     if run.answers.get("probe_value") != {"status": "ok", "value": 1}:
         raise GraderSetupError(f"answers could not be read back from the kernel ({run.answers.get('probe_value')})")
 
@@ -165,9 +208,12 @@ def configure(exercise, timeout_cell=None, timeout_total=None, memory_mb=None, u
     """RunConfig from the exercise's `grading:` block, overridden by explicit values."""
     g = exercise.grading
     cfg = runner.RunConfig()
-    cfg = replace(cfg, timeout_cell=float(timeout_cell or g.get("timeout_cell", cfg.timeout_cell)),
-                  timeout_total=float(timeout_total or g.get("timeout_total", cfg.timeout_total)),
-                  use_bwrap=bool(use_bwrap))
+    cfg = replace(
+        cfg,
+        timeout_cell=float(timeout_cell or g.get("timeout_cell", cfg.timeout_cell)),
+        timeout_total=float(timeout_total or g.get("timeout_total", cfg.timeout_total)),
+        use_bwrap=bool(use_bwrap),
+    )
     mem = memory_mb or g.get("memory_mb")
     if mem:
         cfg.limits = replace(cfg.limits, memory_bytes=int(float(mem) * 2**20))
@@ -182,24 +228,30 @@ def expand(paths):
 def setup(args, exercise):
     """The RunConfig for `hwlib grade`'s arguments, after checking them, the exercise's checks and the
     sandbox. Raises ValueError (exit 2) or GraderSetupError (exit 3)."""
-    for name, value in (("--jobs", args.jobs), ("--timeout-cell", args.timeout_cell),
-                        ("--timeout-total", args.timeout_total), ("--memory-mb", args.memory_mb)):
+    for name, value in (
+        ("--jobs", args.jobs),
+        ("--timeout-cell", args.timeout_cell),
+        ("--timeout-total", args.timeout_total),
+        ("--memory-mb", args.memory_mb),
+    ):
         if value is not None and not value > 0:
             raise ValueError(f"{name} must be > 0; got {value}")
-    expected_values(exercise)          # a broken check stops everything (exit 2)
+    expected_values(exercise)  # a broken check stops everything (exit 2)
     if args.no_sandbox:
-        print("WARNING: --no-sandbox: submissions run UNSANDBOXED (resource limits and a scrubbed "
-              "environment only; they can read your files, see other processes and forge their results)",
-              file=sys.stderr)
+        print(
+            "WARNING: --no-sandbox: submissions run UNSANDBOXED (resource limits and a scrubbed "
+            "environment only; they can read your files, see other processes and forge their results)",
+            file=sys.stderr,
+        )
     else:
         path = sandbox.bwrap_path()
         ok, why = sandbox.probe(path) if path else (False, "bwrap (bubblewrap) is not installed")
         if not ok:
             raise GraderSetupError(
                 f"the sandbox does not work here: {why}. Install bubblewrap >= 0.8 (apt-get install "
-                "bubblewrap), or pass --no-sandbox inside a throw-away container")
-    cfg = configure(exercise, args.timeout_cell, args.timeout_total, args.memory_mb,
-                           use_bwrap=not args.no_sandbox)
+                "bubblewrap), or pass --no-sandbox inside a throw-away container"
+            )
+    cfg = configure(exercise, args.timeout_cell, args.timeout_total, args.memory_mb, use_bwrap=not args.no_sandbox)
     return cfg
 
 
@@ -211,6 +263,15 @@ def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1
     """Grade a class with `hwlib.grading.batch.grade_batch` (options: progress, hard_limit, roster,
     resume), each worker calling this module's `grade_one`, `expected_values` and `checks_digest`
     (looked up when called, so batch needs no import of this module)."""
-    return batch.grade_batch(exercise, files, out, cfg, jobs, secrets_paths,
-                             grade_one=lambda *a: grade_one(*a), expected_values=lambda e: expected_values(e),
-                             checks_digest=lambda e: checks_digest(e), **options)
+    return batch.grade_batch(
+        exercise,
+        files,
+        out,
+        cfg,
+        jobs,
+        secrets_paths,
+        grade_one=lambda *a: grade_one(*a),
+        expected_values=lambda e: expected_values(e),
+        checks_digest=lambda e: checks_digest(e),
+        **options,
+    )

@@ -13,6 +13,7 @@ it found) and writes results.json itself. `hwlib grade-package EX --checks DIR -
 writes setup.sh, run_autograder, requirements.txt (the grader's own versions, pinned), the hidden
 checks of EX and a wheel of hwlib.
 """
+
 from __future__ import annotations
 
 import importlib.metadata as md
@@ -26,16 +27,28 @@ from pathlib import Path
 
 from . import identity, results, spec
 
-RUNTIME = ["numpy", "ml_dtypes", "matplotlib", "pyyaml", "nbclient", "nbformat", "ipykernel",
-           "jupyter_client", "pyzmq", "ipython", "traitlets"]
+RUNTIME = [
+    "numpy",
+    "ml_dtypes",
+    "matplotlib",
+    "pyyaml",
+    "nbclient",
+    "nbformat",
+    "ipykernel",
+    "jupyter_client",
+    "pyzmq",
+    "ipython",
+    "traitlets",
+]
 
 
 def pick(submission_dir: Path, exercise_id: str) -> tuple[Path | None, str]:
     """(the notebook to grade, "") or (None, why none was chosen)."""
     if not submission_dir.is_dir():
         return None, f"no submission folder ({submission_dir})"
-    books = sorted(p for p in submission_dir.rglob("*.ipynb")
-                   if ".ipynb_checkpoints" not in p.parts and not p.name.startswith("."))
+    books = sorted(
+        p for p in submission_dir.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts and not p.name.startswith(".")
+    )
     if len(books) == 1:
         return books[0], ""
     named = [p for p in books if p.name == f"{exercise_id}.ipynb"]
@@ -61,8 +74,9 @@ def run_gradescope(args, exercise) -> int:
     root = Path(args.autograder_root)
     chosen, why = pick(root / "submission", exercise.id)
     if chosen is None:
-        res = results.build(exercise, results.not_run(exercise, why), submission="(none)",
-                            status="not_a_file", reason=why)
+        res = results.build(
+            exercise, results.not_run(exercise, why), submission="(none)", status="not_a_file", reason=why
+        )
         print(f"refused: {why}; wrote {_write_results(root, res)}")
         return 0
     sub = identity.Submission(chosen, chosen.name)
@@ -72,15 +86,21 @@ def run_gradescope(args, exercise) -> int:
             grader.preflight(exercise, cfg, [p for p in (args.checks,) if p])
         except grader.GraderSetupError as exc:
             reason = "The autograder could not run on the grader's side; your instructor has been told."
-            res = results.build(exercise, results.not_run(exercise, reason), submission=sub.identity,
-                                status="grader_error", reason=reason)
+            res = results.build(
+                exercise,
+                results.not_run(exercise, reason),
+                submission=sub.identity,
+                status="grader_error",
+                reason=reason,
+            )
             res["extra_data"]["grader_error"] = str(exc)
             _write_results(root, res)
             print(f"hwlib: grader error: {exc}", file=sys.stderr)
             return grader.EXIT_GRADER
-        rows = grader.grade_batch(exercise, [sub], Path(tmp), cfg, 1,
-                                  [p for p in (args.checks,) if p], progress=lambda *_: None)
-    (_, _, res), = rows
+        rows = grader.grade_batch(
+            exercise, [sub], Path(tmp), cfg, 1, [p for p in (args.checks,) if p], progress=lambda *_: None
+        )
+    ((_, _, res),) = rows
     path = _write_results(root, res)
     print(f"{sub.identity}: {res['score']:g}/{exercise.max_score:g} {res['extra_data']['status']}; wrote {path}")
     return grader.EXIT_GRADER if res["extra_data"]["status"] in grader.GRADER_SIDE else 0
@@ -122,7 +142,7 @@ def build_wheel(dest: Path) -> Path:
     tree = Path(spec.__file__).resolve().parents[2]
     if not (tree / "pyproject.toml").is_file():
         raise ValueError("hwlib is not installed from a source tree here; pass --wheel FILE")
-    project = dest / "src"        # build from a copy: nothing is written into the source tree
+    project = dest / "src"  # build from a copy: nothing is written into the source tree
     shutil.copytree(tree / "hwlib", project / "hwlib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in ("pyproject.toml", "README.md", "LICENSE", "LICENSES"):
         src = tree / name
@@ -130,9 +150,13 @@ def build_wheel(dest: Path) -> Path:
             shutil.copytree(src, project / name)
         elif src.is_file():
             shutil.copy(src, project / name)
-    for isolation in ([], ["--no-build-isolation"]):   # the second for a machine without an index
-        proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q",
-                               "-w", str(dest), str(project)], capture_output=True, text=True, timeout=600)
+    for isolation in ([], ["--no-build-isolation"]):  # the second for a machine without an index
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q", "-w", str(dest), str(project)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if proc.returncode == 0:
             break
     wheels = sorted(dest.glob("hwlib-*.whl"))
@@ -141,13 +165,12 @@ def build_wheel(dest: Path) -> Path:
     return wheels[-1]
 
 
-def package(exercise_name, checks_dir, out: Path, wheel: Path | None = None,
-            allow_unsandboxed: bool = False) -> Path:
+def package(exercise_name, checks_dir, out: Path, wheel: Path | None = None, allow_unsandboxed: bool = False) -> Path:
     """Write the autograder zip for one exercise; returns its path."""
     exercise = spec.load_exercise(exercise_name, checks_dir)
     from . import grader
 
-    grader.expected_values(exercise)            # a broken check fails here, not on Gradescope
+    grader.expected_values(exercise)  # a broken check fails here, not on Gradescope
     with tempfile.TemporaryDirectory(prefix="hwlib-package-") as tmp:
         tmp = Path(tmp)
         wheel = Path(wheel) if wheel else build_wheel(tmp)
@@ -163,11 +186,13 @@ def package(exercise_name, checks_dir, out: Path, wheel: Path | None = None,
         out.parent.mkdir(parents=True, exist_ok=True)
         extra = " --no-sandbox" if allow_unsandboxed else ""
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+
             def add(name, text, mode=0o644):
                 info = zipfile.ZipInfo(name)
                 info.external_attr = (0o100000 | mode) << 16
                 info.compress_type = zipfile.ZIP_DEFLATED
                 z.writestr(info, text)
+
             add("setup.sh", SETUP_SH.format(wheel=wheel.name), 0o755)
             add("run_autograder", RUN_AUTOGRADER.format(exercise=exercise.id, extra=extra), 0o755)
             add("requirements.txt", pinned_requirements())
@@ -179,16 +204,22 @@ def package(exercise_name, checks_dir, out: Path, wheel: Path | None = None,
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("grade-package", help="package an exercise as a Gradescope autograder zip",
-                              description="Write a Gradescope autograder zip: setup.sh, run_autograder, "
-                                          "pinned requirements.txt, the hidden checks and a wheel of hwlib.")
+    p = subparsers.add_parser(
+        "grade-package",
+        help="package an exercise as a Gradescope autograder zip",
+        description="Write a Gradescope autograder zip: setup.sh, run_autograder, "
+        "pinned requirements.txt, the hidden checks and a wheel of hwlib.",
+    )
     p.add_argument("exercise", help="exercise id, prefix (ex01) or folder")
     p.add_argument("--checks", metavar="DIR", help="folder of hidden checks (DIR/<id>.yaml)")
     p.add_argument("--out", metavar="FILE", default="autograder.zip", help="zip to write (default autograder.zip)")
     p.add_argument("--wheel", metavar="FILE", help="a built hwlib wheel (default: build one from this source tree)")
-    p.add_argument("--allow-unsandboxed", action="store_true",
-                   help="grade with --no-sandbox where Gradescope's container cannot run bwrap (a submission "
-                        "can then read the hidden checks in /autograder/source)")
+    p.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="grade with --no-sandbox where Gradescope's container cannot run bwrap (a submission "
+        "can then read the hidden checks in /autograder/source)",
+    )
     p.set_defaults(func=_package_cmd)
 
 

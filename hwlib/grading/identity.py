@@ -10,6 +10,7 @@ no learner file name can reach.
 `read_submission` checks the file's type and size before reading it: a FIFO, a device, a symbolic
 link or a file over the size limit is refused without reading it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,8 +26,8 @@ SUBMISSIONS = "submissions"
 
 @dataclass(frozen=True)
 class Submission:
-    path: Path          # where the file is now
-    identity: str       # its name in the class (relative to the folder it was found in)
+    path: Path  # where the file is now
+    identity: str  # its name in the class (relative to the folder it was found in)
 
     @property
     def folder_name(self) -> str:
@@ -46,15 +47,20 @@ def expand(paths) -> list[Submission]:
     subs = []
     for p in map(Path, paths):
         if p.is_dir() and not p.is_symlink():
-            subs += [Submission(f, f.name) for f in sorted(p.iterdir())
-                     if not f.name.startswith(".") and not (f.is_dir() and not f.is_symlink())]
+            subs += [
+                Submission(f, f.name)
+                for f in sorted(p.iterdir())
+                if not f.name.startswith(".") and not (f.is_dir() and not f.is_symlink())
+            ]
         else:
             subs.append(Submission(p, p.name))
     seen: dict[str, Path] = {}
     for s in subs:
         if s.identity in seen:
-            raise ValueError(f"two submissions are named {s.identity!r} ({seen[s.identity]} and {s.path}); "
-                             "grade them in separate runs with separate --out folders")
+            raise ValueError(
+                f"two submissions are named {s.identity!r} ({seen[s.identity]} and {s.path}); "
+                "grade them in separate runs with separate --out folders"
+            )
         seen[s.identity] = s.path
     return subs
 

@@ -15,6 +15,7 @@ FLOPS in capitals is FLOP/s), $/USD, token/tok. Values come back in SI base unit
 different numbers and "12 hours" is not a size. Anything else raises `QuantityError` with a message
 meant for the learner.
 """
+
 from __future__ import annotations
 
 import math
@@ -45,43 +46,91 @@ KINDS = {  # kind -> (dimension, SI unit label, example the learner could write)
     "dimensionless": (_dims(), "(no unit)", "0.35, '35%' or '16x'"),
 }
 _DIM_WORDS = {  # how to name a dimension in a message
-    _dims(B=1): "a size in bytes", _dims(s=1): "a time", _dims(USD=1): "an amount of money",
-    _dims(FLOP=1): "a count of FLOP", _dims(FLOP=1, s=-1): "a rate in FLOP/s",
-    _dims(B=1, s=-1): "a bandwidth in bytes/s", _dims(FLOP=1, B=-1): "an intensity in FLOP/byte",
-    _dims(token=1, s=-1): "a rate in tokens/s", _dims(): "a plain number",
+    _dims(B=1): "a size in bytes",
+    _dims(s=1): "a time",
+    _dims(USD=1): "an amount of money",
+    _dims(FLOP=1): "a count of FLOP",
+    _dims(FLOP=1, s=-1): "a rate in FLOP/s",
+    _dims(B=1, s=-1): "a bandwidth in bytes/s",
+    _dims(FLOP=1, B=-1): "an intensity in FLOP/byte",
+    _dims(token=1, s=-1): "a rate in tokens/s",
+    _dims(): "a plain number",
 }
 
-_SI_BIG = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21,
-           "Y": 1e24}
+_SI_BIG = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21, "Y": 1e24}
 _SI_SMALL = {"m": 1e-3, "u": 1e-6, "µ": 1e-6, "μ": 1e-6, "n": 1e-9, "p": 1e-12}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
-_WORD_PREFIX = {"kilo": 1e3, "mega": 1e6, "giga": 1e9, "tera": 1e12, "peta": 1e15, "exa": 1e18,
-                "kibi": 2.0**10, "mebi": 2.0**20, "gibi": 2.0**30, "tebi": 2.0**40, "pebi": 2.0**50,
-                "milli": 1e-3, "micro": 1e-6, "nano": 1e-9}
+_WORD_PREFIX = {
+    "kilo": 1e3,
+    "mega": 1e6,
+    "giga": 1e9,
+    "tera": 1e12,
+    "peta": 1e15,
+    "exa": 1e18,
+    "kibi": 2.0**10,
+    "mebi": 2.0**20,
+    "gibi": 2.0**30,
+    "tebi": 2.0**40,
+    "pebi": 2.0**50,
+    "milli": 1e-3,
+    "micro": 1e-6,
+    "nano": 1e-9,
+}
 
 # base symbol -> (factor to SI, dimension, which prefixes it takes)
 _B, _S, _F = _dims(B=1), _dims(s=1), _dims(FLOP=1)
 _BASES = {
-    "B": (1.0, _B, "big+bin"), "byte": (1.0, _B, "word"), "bytes": (1.0, _B, "word"),
-    "bit": (0.125, _B, "big+bin"), "bits": (0.125, _B, "big+bin"),
-    "s": (1.0, _S, "small"), "sec": (1.0, _S, "small"), "secs": (1.0, _S, "small"),
-    "second": (1.0, _S, "word"), "seconds": (1.0, _S, "word"),
-    "min": (60.0, _S, ""), "mins": (60.0, _S, ""), "minute": (60.0, _S, ""), "minutes": (60.0, _S, ""),
-    "h": (3600.0, _S, ""), "hr": (3600.0, _S, ""), "hrs": (3600.0, _S, ""),
-    "hour": (3600.0, _S, ""), "hours": (3600.0, _S, ""),
-    "d": (86400.0, _S, ""), "day": (86400.0, _S, ""), "days": (86400.0, _S, ""),
-    "week": (604800.0, _S, ""), "weeks": (604800.0, _S, ""),
-    "month": (YEAR / 12, _S, ""), "months": (YEAR / 12, _S, ""),
-    "yr": (YEAR, _S, ""), "year": (YEAR, _S, ""), "years": (YEAR, _S, ""),
-    "FLOP": (1.0, _F, "big"), "FLOPs": (1.0, _F, "big"), "flop": (1.0, _F, "big+word"),
-    "flops": (1.0, _F, "big"), "Flop": (1.0, _F, "big"), "Flops": (1.0, _F, "big"),
-    "OP": (1.0, _F, "big"), "OPs": (1.0, _F, "big"),
-    "FLOPS": (1.0, _dims(FLOP=1, s=-1), "big"), "OPS": (1.0, _dims(FLOP=1, s=-1), "big"),
-    "USD": (1.0, _dims(USD=1), ""), "usd": (1.0, _dims(USD=1), ""), "$": (1.0, _dims(USD=1), ""),
-    "dollar": (1.0, _dims(USD=1), ""), "dollars": (1.0, _dims(USD=1), ""),
-    "token": (1.0, _dims(token=1), "big"), "tokens": (1.0, _dims(token=1), "big"),
-    "tok": (1.0, _dims(token=1), "big"), "toks": (1.0, _dims(token=1), "big"),
-    "%": (0.01, _dims(), ""), "x": (1.0, _dims(), ""), "×": (1.0, _dims(), ""),
+    "B": (1.0, _B, "big+bin"),
+    "byte": (1.0, _B, "word"),
+    "bytes": (1.0, _B, "word"),
+    "bit": (0.125, _B, "big+bin"),
+    "bits": (0.125, _B, "big+bin"),
+    "s": (1.0, _S, "small"),
+    "sec": (1.0, _S, "small"),
+    "secs": (1.0, _S, "small"),
+    "second": (1.0, _S, "word"),
+    "seconds": (1.0, _S, "word"),
+    "min": (60.0, _S, ""),
+    "mins": (60.0, _S, ""),
+    "minute": (60.0, _S, ""),
+    "minutes": (60.0, _S, ""),
+    "h": (3600.0, _S, ""),
+    "hr": (3600.0, _S, ""),
+    "hrs": (3600.0, _S, ""),
+    "hour": (3600.0, _S, ""),
+    "hours": (3600.0, _S, ""),
+    "d": (86400.0, _S, ""),
+    "day": (86400.0, _S, ""),
+    "days": (86400.0, _S, ""),
+    "week": (604800.0, _S, ""),
+    "weeks": (604800.0, _S, ""),
+    "month": (YEAR / 12, _S, ""),
+    "months": (YEAR / 12, _S, ""),
+    "yr": (YEAR, _S, ""),
+    "year": (YEAR, _S, ""),
+    "years": (YEAR, _S, ""),
+    "FLOP": (1.0, _F, "big"),
+    "FLOPs": (1.0, _F, "big"),
+    "flop": (1.0, _F, "big+word"),
+    "flops": (1.0, _F, "big"),
+    "Flop": (1.0, _F, "big"),
+    "Flops": (1.0, _F, "big"),
+    "OP": (1.0, _F, "big"),
+    "OPs": (1.0, _F, "big"),
+    "FLOPS": (1.0, _dims(FLOP=1, s=-1), "big"),
+    "OPS": (1.0, _dims(FLOP=1, s=-1), "big"),
+    "USD": (1.0, _dims(USD=1), ""),
+    "usd": (1.0, _dims(USD=1), ""),
+    "$": (1.0, _dims(USD=1), ""),
+    "dollar": (1.0, _dims(USD=1), ""),
+    "dollars": (1.0, _dims(USD=1), ""),
+    "token": (1.0, _dims(token=1), "big"),
+    "tokens": (1.0, _dims(token=1), "big"),
+    "tok": (1.0, _dims(token=1), "big"),
+    "toks": (1.0, _dims(token=1), "big"),
+    "%": (0.01, _dims(), ""),
+    "x": (1.0, _dims(), ""),
+    "×": (1.0, _dims(), ""),
     "times": (1.0, _dims(), ""),
 }
 _AMBIGUOUS = {"kb", "mb", "gb", "tb", "pb", "eb"}  # bytes or bits? say which
@@ -91,7 +140,8 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+"
 _NUMBER = re.compile(
     r"^(?P<sign>[+-]?)\s*(?P<mant>(?:\d{1,3}(?:[,_ \u202f\u2009\u00a0]\d{3})+|\d+)(?:\.\d*)?|\.\d+)"
     r"(?:[eE](?P<exp>[+-]?\d+))?"
-    r"(?:\s*(?:[x×*·]|\\times)\s*10\s*(?:\^|\*\*)?\s*\{?(?P<pow>[+-]?\d+|[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+)\}?)?")
+    r"(?:\s*(?:[x×*·]|\\times)\s*10\s*(?:\^|\*\*)?\s*\{?(?P<pow>[+-]?\d+|[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+)\}?)?"
+)
 
 
 @dataclass(frozen=True)
@@ -116,22 +166,21 @@ def _term(term: str) -> tuple[float, tuple]:
     if low in _BASES and _BASES[low][2] in ("word", "", "big+word"):
         return _BASES[low][:2]
     for word, factor in _WORD_PREFIX.items():  # gigabytes, mebibytes, milliseconds
-        if low.startswith(word) and low[len(word):] in ("byte", "bytes", "bit", "bits", "second",
-                                                         "seconds", "flop"):
-            base_factor, dims, _ = _BASES[low[len(word):]]
+        if low.startswith(word) and low[len(word) :] in ("byte", "bytes", "bit", "bits", "second", "seconds", "flop"):
+            base_factor, dims, _ = _BASES[low[len(word) :]]
             return factor * base_factor, dims
     for table, allowed in ((_BINARY, "bin"), (_SI_BIG, "big"), (_SI_SMALL, "small")):
         for prefix, factor in table.items():
-            rest = term[len(prefix):]
+            rest = term[len(prefix) :]
             if term.startswith(prefix) and rest in _BASES and allowed in _BASES[rest][2]:
                 return factor * _BASES[rest][0], _BASES[rest][1]
-            if (term.startswith(prefix) and rest == "b" and allowed in ("big", "bin")
-                    and prefix[0].isupper()):  # Gb, Mb: bits (network convention)
+            if (
+                term.startswith(prefix) and rest == "b" and allowed in ("big", "bin") and prefix[0].isupper()
+            ):  # Gb, Mb: bits (network convention)
                 return factor * 0.125, _B
     if term in _AMBIGUOUS:
         big = term[0].upper()
-        raise QuantityError(f"'{term}' is ambiguous: write {big}B (bytes), {big}iB (binary bytes) "
-                            f"or {big}bit (bits)")
+        raise QuantityError(f"'{term}' is ambiguous: write {big}B (bytes), {big}iB (binary bytes) or {big}bit (bits)")
     raise QuantityError(f"unknown unit '{term}'")
 
 
@@ -161,11 +210,11 @@ def parse(text) -> Quantity:
         return Quantity(float(text), _dims(), None)
     s = " ".join(text.replace("−", "-").replace("–", "-").split())
     while (m := _APPROX.match(s)) is not None and m.group(0):
-        s = s[m.end():]
+        s = s[m.end() :]
     currency = False
     for sym in ("US$", "$", "USD "):
         if s.startswith(sym):
-            s, currency = s[len(sym):].lstrip(), True
+            s, currency = s[len(sym) :].lstrip(), True
             break
     m = _NUMBER.match(s)
     if not m:
@@ -173,18 +222,18 @@ def parse(text) -> Quantity:
     mant = re.sub(r"[,_ \u202f\u2009\u00a0]", "", m.group("mant"))
     try:
         exponent = int(m.group("exp") or 0) + int((m.group("pow") or "0").translate(_SUPERSCRIPT))
-    except ValueError:   # "10⁻" or "10⁺⁻3": a sign without digits
+    except ValueError:  # "10⁻" or "10⁺⁻3": a sign without digits
         raise QuantityError(f"'{text}': the power of ten has no digits (write e.g. 1.07e-3 or 1.07 × 10⁻³)") from None
     value = float(f"{mant}e{exponent}") if abs(exponent) < 10_000 else math.inf
     if m.group("sign") == "-":
         value = -value
-    rest = s[m.end():].strip()
+    rest = s[m.end() :].strip()
     if re.match(r"^,\d", rest):
         raise QuantityError(f"'{text}': use a point for decimals (2.6, not 2,6)")
     word = re.match(r"^(thousand|million|billion|trillion)\b\s*", rest, re.I)
     if word:
         value *= _MULTIPLIER_WORDS[word.group(1).lower()]
-        rest = rest[word.end():]
+        rest = rest[word.end() :]
     if currency:
         if rest not in ("", "USD", "usd", "dollars"):
             raise QuantityError(f"'{text}': expected nothing after the amount of money")

@@ -10,6 +10,7 @@ learner, file_sha256, checks_sha256, graded_at).
 not_a_notebook, empty, not_a_file, too_large, wrong_exercise (the file), or grader_error (the
 grader's side: the instructor must look; `hwlib grade` then exits 3).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,25 +23,62 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-STATUSES = ("graded", "cell_errors", "timeout", "kernel_crashed", "not_a_notebook", "empty",
-            "not_a_file", "too_large", "wrong_exercise", "grader_error")
+STATUSES = (
+    "graded",
+    "cell_errors",
+    "timeout",
+    "kernel_crashed",
+    "not_a_notebook",
+    "empty",
+    "not_a_file",
+    "too_large",
+    "wrong_exercise",
+    "grader_error",
+)
 
 
-def build(exercise, verdicts: list[Verdict], *, submission: str, status: str, reason: str = "",
-          notes=(), elapsed: float = 0.0, sandboxed: bool = False, meta: dict | None = None) -> dict:
+def build(
+    exercise,
+    verdicts: list[Verdict],
+    *,
+    submission: str,
+    status: str,
+    reason: str = "",
+    notes=(),
+    elapsed: float = 0.0,
+    sandboxed: bool = False,
+    meta: dict | None = None,
+) -> dict:
     """The results.json mapping for one submission."""
     visibility = {c.name: c.visibility for c in exercise.checks}
-    tests = [{"name": v.name, "score": v.score, "max_score": v.max_score,
-              "status": "passed" if v.passed else "failed", "output": v.message,
-              "visibility": visibility.get(v.name, "visible")} for v in verdicts]
+    tests = [
+        {
+            "name": v.name,
+            "score": v.score,
+            "max_score": v.max_score,
+            "status": "passed" if v.passed else "failed",
+            "output": v.message,
+            "visibility": visibility.get(v.name, "visible"),
+        }
+        for v in verdicts
+    ]
     if status not in STATUSES:
         raise ValueError(f"unknown status {status!r}; known: {STATUSES}")
     output = "\n".join([reason] * bool(reason) + list(notes))
-    return {"score": float(sum(v.score for v in verdicts)), "execution_time": round(elapsed, 2),
-            "output": output, "tests": tests,
-            "extra_data": {"exercise": exercise.id, "submission": submission, "status": status,
-                           "sandbox": "bwrap" if sandboxed else "none",
-                           "max_score": exercise.max_score, **(meta or {})}}
+    return {
+        "score": float(sum(v.score for v in verdicts)),
+        "execution_time": round(elapsed, 2),
+        "output": output,
+        "tests": tests,
+        "extra_data": {
+            "exercise": exercise.id,
+            "submission": submission,
+            "status": status,
+            "sandbox": "bwrap" if sandboxed else "none",
+            "max_score": exercise.max_score,
+            **(meta or {}),
+        },
+    }
 
 
 def not_run(exercise, reason: str) -> list[Verdict]:
@@ -50,9 +88,11 @@ def not_run(exercise, reason: str) -> list[Verdict]:
 
 def feedback_text(results: dict, title: str = "") -> str:
     extra = results["extra_data"]
-    lines = [f"{extra['exercise']}{' — ' + title if title else ''}: {extra['submission']}",
-             f"Score: {_fmt(results['score'])}/{_fmt(extra['max_score'])} (status: {extra['status']}, "
-             f"sandbox: {extra['sandbox']}, {results['execution_time']:.1f} s)"]
+    lines = [
+        f"{extra['exercise']}{' — ' + title if title else ''}: {extra['submission']}",
+        f"Score: {_fmt(results['score'])}/{_fmt(extra['max_score'])} (status: {extra['status']}, "
+        f"sandbox: {extra['sandbox']}, {results['execution_time']:.1f} s)",
+    ]
     if results.get("output"):
         lines.append(results["output"])
     for t in results["tests"]:

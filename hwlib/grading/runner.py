@@ -13,6 +13,7 @@ single message larger than the budget is dropped by ZeroMQ before it is read.
 Cell outcomes are structured: {"code": "ok" | "error" | "timeout" | "unresponsive" | "crashed" |
 "not_run", "detail": "..."}.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,12 @@ from nbclient.exceptions import CellExecutionComplete, DeadKernelError
 from . import extract, sandbox
 
 _TIMEOUT_ENAME = "HwlibCellTimeout"
-CELL_TEXT = {"timeout": "timed out", "unresponsive": "timed out and ignored the interrupt",
-             "crashed": "crashed the kernel", "not_run": "not run"}
+CELL_TEXT = {
+    "timeout": "timed out",
+    "unresponsive": "timed out and ignored the interrupt",
+    "crashed": "crashed the kernel",
+    "not_run": "not run",
+}
 
 
 @dataclass
@@ -43,27 +48,27 @@ class RunConfig:
     timeout_cell: float = 30.0
     timeout_total: float = 300.0
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
-    use_bwrap: bool = True             # False only with --no-sandbox
+    use_bwrap: bool = True  # False only with --no-sandbox
     max_output_bytes: int = 2 * 2**20
     max_restarts: int = 2
-    extract_timeout: float = 10.0       # per extraction cell, on top of the notebook's deadline
+    extract_timeout: float = 10.0  # per extraction cell, on top of the notebook's deadline
     startup_timeout: float = 60.0
-    tmp_root: str | None = None        # where the per-submission temp dirs go (default: $TMPDIR)
+    tmp_root: str | None = None  # where the per-submission temp dirs go (default: $TMPDIR)
 
 
 @dataclass
 class RunResult:
-    answers: dict                      # key -> entry (see extract.read_record)
-    cell_status: dict                  # notebook cell index -> {"code": ..., "detail": ...}
+    answers: dict  # key -> entry (see extract.read_record)
+    cell_status: dict  # notebook cell index -> {"code": ..., "detail": ...}
     notes: list
     sandboxed: bool
     elapsed: float
-    notebook: nbformat.NotebookNode    # the executed submission (capped outputs)
-    timings: dict = field(default_factory=dict)   # seconds: kernel_start, cells, extraction, shutdown
-    kernel_error: str | None = None    # the kernel could not be started (a grader-side failure)
+    notebook: nbformat.NotebookNode  # the executed submission (capped outputs)
+    timings: dict = field(default_factory=dict)  # seconds: kernel_start, cells, extraction, shutdown
+    kernel_error: str | None = None  # the kernel could not be started (a grader-side failure)
     restored: list = field(default_factory=list)  # what the restore step had to undo
     output_bytes: int = 0
-    grader_cell_output: str = ""       # what the notebook printed while grader cells ran (tampering)
+    grader_cell_output: str = ""  # what the notebook printed while grader cells ran (tampering)
 
 
 def _msg_size(msg) -> int:
@@ -93,14 +98,15 @@ class _Client(NotebookClient):
         if self.used > self.budget and msg.get("msg_type") != "status":
             if not self.flooded:
                 self.flooded = True
-                cell.outputs.append(nbformat.v4.new_output(
-                    "stream", name="stderr", text="[hwlib grader: output truncated]\n"))
+                cell.outputs.append(
+                    nbformat.v4.new_output("stream", name="stderr", text="[hwlib grader: output truncated]\n")
+                )
             return None
         try:
             return super().process_message(msg, cell, cell_index)
         except CellExecutionComplete:
             raise
-        except Exception:      # a malformed message (e.g. a widget comm without its state): drop it
+        except Exception:  # a malformed message (e.g. a widget comm without its state): drop it
             return None
 
 
@@ -111,22 +117,36 @@ def answer_key(check) -> str:
 
 def _tasks(nb, checks, workdir: Path, nonce: str) -> list[dict]:
     """Setup, the submission's code cells, restore, then the extraction cells (each its own key)."""
+
     def record(kind, keys, make):
         path = str(workdir / f".answers-{secrets.token_hex(8)}")
         key = extract.new_key()
         return {"kind": kind, "keys": keys, "path": path, "key": key, "source": make(path, key)}
 
     tasks = [{"kind": "setup", "source": extract.setup_cell(nonce)}]
-    tasks += [{"kind": "cell", "index": i, "source": c.source} for i, c in enumerate(nb.cells)
-              if c.cell_type == "code" and c.source.strip()]
+    tasks += [
+        {"kind": "cell", "index": i, "source": c.source}
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and c.source.strip()
+    ]
     tasks.append(record("restore", [], lambda p, k: extract.restore_cell(p, nonce, k)))
     names = {c.answer for c in checks if not c.is_call} | {i for c in checks for i in c.inputs}
-    for name in sorted(names):   # one cell per answer: one bad
-        tasks.append(record("extract", [name],                           # object costs only itself
-                            lambda p, k, name=name: extract.values_cell([name], p, nonce, k)))
+    for name in sorted(names):  # one cell per answer: one bad
+        tasks.append(
+            record(
+                "extract",
+                [name],  # object costs only itself
+                lambda p, k, name=name: extract.values_cell([name], p, nonce, k),
+            )
+        )
     for c in (c for c in checks if c.is_call):
-        tasks.append(record("extract", [answer_key(c)], lambda p, k, c=c: extract.call_cell(
-            answer_key(c), c.answer, c.args, c.kwargs, p, nonce, k)))
+        tasks.append(
+            record(
+                "extract",
+                [answer_key(c)],
+                lambda p, k, c=c: extract.call_cell(answer_key(c), c.answer, c.args, c.kwargs, p, nonce, k),
+            )
+        )
     return tasks
 
 
@@ -154,19 +174,32 @@ class Runner:
         argv = sandbox.kernel_argv(self.cfg.limits, self.bwrap, workdir, env, self.secrets)
         kernels = root / "kernels"
         name = sandbox.write_kernelspec(kernels, argv)
-        km = AsyncKernelManager(kernel_name=name, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
-                                transport="ipc", ip=str(workdir / f".kernel{attempt}"),
-                                connection_file=str(workdir / f".kernel{attempt}.json"))
+        km = AsyncKernelManager(
+            kernel_name=name,
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
+            transport="ipc",
+            ip=str(workdir / f".kernel{attempt}"),
+            connection_file=str(workdir / f".kernel{attempt}.json"),
+        )
         try:
             import zmq
+
             km.context.setsockopt(zmq.MAXMSGSIZE, self.cfg.max_output_bytes + (1 << 20))
         except Exception:
             pass
-        client = _Client(self.nb, km, self.cfg.max_output_bytes, timeout=int(self.cfg.timeout_cell),
-                         allow_errors=True, interrupt_on_timeout=True, record_timing=False,
-                         error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "cell timed out", "traceback": []},
-                         startup_timeout=int(self.cfg.startup_timeout), iopub_timeout=2,
-                         shutdown_kernel="immediate")
+        client = _Client(
+            self.nb,
+            km,
+            self.cfg.max_output_bytes,
+            timeout=int(self.cfg.timeout_cell),
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            record_timing=False,
+            error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "cell timed out", "traceback": []},
+            startup_timeout=int(self.cfg.startup_timeout),
+            iopub_timeout=2,
+            shutdown_kernel="immediate",
+        )
         log_path = root / "kernel.log"
         log = open(log_path, "ab")
         try:
@@ -191,7 +224,7 @@ class Runner:
             pass
         if pid:
             try:
-                os.killpg(pid, signal.SIGKILL)   # the kernel's whole session (start_new_session)
+                os.killpg(pid, signal.SIGKILL)  # the kernel's whole session (start_new_session)
             except (OSError, ProcessLookupError):
                 pass
 
@@ -231,8 +264,9 @@ class Runner:
         finally:
             cell = self.nb.cells.pop()
             if len(self.injected_text) < 32000:
-                self.injected_text += "".join(str(o.get("text", "")) + str(o.get("evalue", ""))
-                                              for o in cell.outputs)[:32000]
+                self.injected_text += "".join(str(o.get("text", "")) + str(o.get("evalue", "")) for o in cell.outputs)[
+                    :32000
+                ]
 
     def _task(self, client, task: dict, deadline: float, nonce: str, answers: dict) -> str:
         """Run one task and record what happened; returns the outcome code."""
@@ -242,8 +276,9 @@ class Runner:
             if left <= 0:
                 self.status.setdefault(task["index"], {"code": "not_run", "detail": "total time limit"})
                 return "skipped"
-            code, detail = self._execute(client, self.nb.cells[task["index"]], task["index"],
-                                         min(self.cfg.timeout_cell, left))
+            code, detail = self._execute(
+                client, self.nb.cells[task["index"]], task["index"], min(self.cfg.timeout_cell, left)
+            )
             key = task["index"]
         elif kind == "setup":
             code, detail = self._injected(client, task, self.cfg.extract_timeout)
@@ -252,7 +287,7 @@ class Runner:
             return code
         else:
             try:
-                os.unlink(task["path"])       # a restore cell runs again in each new kernel
+                os.unlink(task["path"])  # a restore cell runs again in each new kernel
             except OSError:
                 pass
             code, detail = self._injected(client, task, self.cfg.extract_timeout)
@@ -265,7 +300,8 @@ class Runner:
             for k in task["keys"]:
                 if k not in answers:
                     why = {"crashed": "it crashed the kernel", "timeout": "it did not finish in time"}.get(
-                        code, "the answer could not be read back")
+                        code, "the answer could not be read back"
+                    )
                     answers[k] = {"status": "error", "error": why}
         if code == "timeout" and not self._responsive(client):
             code = "unresponsive"
@@ -308,7 +344,7 @@ class Runner:
                     break
                 timings["cells" if task["kind"] == "cell" else "extraction"] += time.monotonic() - t
                 if code in ("crashed", "timeout", "unresponsive") or task["kind"] == "extract":
-                    skip.add(i)   # never replay a culprit; never extract twice
+                    skip.add(i)  # never replay a culprit; never extract twice
                 if code in ("crashed", "unresponsive"):
                     restart = True
                     break
@@ -321,14 +357,26 @@ class Runner:
                 break
             if attempt >= self.cfg.max_restarts:
                 salvage = True
-                self.notes.append("the kernel failed too often: the cells that had not run yet were "
-                                  "skipped, the finished ones replayed and the answers read")
+                self.notes.append(
+                    "the kernel failed too often: the cells that had not run yet were "
+                    "skipped, the finished ones replayed and the answers read"
+                )
             else:
                 self.notes.append("restarted the kernel and replayed the cells before the failing one")
         if flooded:
             self.notes.append("the output was longer than the limit and was truncated")
-        result = RunResult(answers, self.status, self.notes, bool(self.bwrap), time.monotonic() - t0,
-                           self.nb, {k: round(v, 3) for k, v in timings.items()}, kernel_error,
-                           list(self.restored), used, self.injected_text[:32000])
+        result = RunResult(
+            answers,
+            self.status,
+            self.notes,
+            bool(self.bwrap),
+            time.monotonic() - t0,
+            self.nb,
+            {k: round(v, 3) for k, v in timings.items()},
+            kernel_error,
+            list(self.restored),
+            used,
+            self.injected_text[:32000],
+        )
         shutil.rmtree(root, ignore_errors=True)
         return result

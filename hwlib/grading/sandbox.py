@@ -17,6 +17,7 @@ What this does NOT protect against: kernel exploits, side channels, and (with --
 submission reading any file the grading user can read, e.g. hidden checks, another process's
 environment, or the output folder (found through /proc).
 """
+
 from __future__ import annotations
 
 import functools
@@ -57,8 +58,18 @@ LAUNCHER = _LAUNCH_HEAD + "from ipykernel import kernelapp\nkernelapp.launch_new
 # The probe: the same command line, but it only imports what a kernel needs and says so.
 PROBE_LAUNCHER = _LAUNCH_HEAD + "import ipykernel, hwlib, hwlib.grading\nprint('hwlib-grader-probe-ok')\n"
 
-_ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
-        "/etc/nsswitch.conf", "/etc/localtime", "/etc/fonts", "/etc/ssl/certs", "/etc/alternatives"]
+_ETC = [
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/localtime",
+    "/etc/fonts",
+    "/etc/ssl/certs",
+    "/etc/alternatives",
+]
 
 
 @dataclass(frozen=True)
@@ -89,8 +100,7 @@ def probe(bwrap: str | None, limits: Limits | None = None, secrets=()) -> tuple[
         argv[argv.index(LAUNCHER)] = PROBE_LAUNCHER
         argv = [a.replace("{connection_file}", str(work / "probe.json")) for a in argv]
         try:
-            proc = subprocess.run(argv, capture_output=True, timeout=60, cwd=tmp,
-                                  env=None if bwrap else env)
+            proc = subprocess.run(argv, capture_output=True, timeout=60, cwd=tmp, env=None if bwrap else env)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return False, f"{type(exc).__name__}: {exc}"
     if proc.returncode == 0 and b"hwlib-grader-probe-ok" in proc.stdout:
@@ -110,22 +120,39 @@ def bwrap_available() -> str | None:
 def scrubbed_env(home: Path, tmp: Path) -> dict:
     """The kernel's whole environment: nothing is inherited from the grader."""
     venv_bin = str(Path(sys.executable).parent)
-    return {"PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
-            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": str(tmp), "MPLBACKEND": "Agg",
-            "MPLCONFIGDIR": str(home / ".matplotlib"), "IPYTHONDIR": str(home / ".ipython"),
-            "JUPYTER_RUNTIME_DIR": str(home / ".jupyter-runtime"), "PYTHONHASHSEED": "0",
-            "PYTHONDONTWRITEBYTECODE": "1", "HWLIB_GRADING": "1", "OMP_NUM_THREADS": "1",
-            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    return {
+        "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TMPDIR": str(tmp),
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": str(home / ".matplotlib"),
+        "IPYTHONDIR": str(home / ".ipython"),
+        "JUPYTER_RUNTIME_DIR": str(home / ".jupyter-runtime"),
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HWLIB_GRADING": "1",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
 
 
 def _readonly_roots() -> list[str]:
     """The Python environment and hwlib, read-only inside the sandbox."""
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             str(Path(os.path.realpath(sys.executable)).parent.parent),
-             str(HWLIB_DIR)}
+    roots = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        str(Path(os.path.realpath(sys.executable)).parent.parent),
+        str(HWLIB_DIR),
+    }
     user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
     if user_site and user_site in sys.path and os.path.isdir(user_site):
-        roots.add(user_site)   # packages installed with pip --user
+        roots.add(user_site)  # packages installed with pip --user
     return sorted(r for r in roots if r and not r.startswith("/usr/") and r != "/usr")
 
 
@@ -136,8 +163,19 @@ def _under(path: str, root: str) -> bool:
 def bwrap_args(bwrap: str, workdir: Path, secrets=()) -> list[str]:
     """bwrap command line (up to `--`) that exposes only `workdir` (read-write) and the read-only
     Python environment; any of `secrets` that would still be visible is covered by an empty tmpfs."""
-    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--hostname", "grader", "--ro-bind", "/usr", "/usr"]
+    args = [
+        bwrap,
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "grader",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+    ]
     for link in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
         if os.path.islink(link):
             args += ["--symlink", os.readlink(link), link]
@@ -154,16 +192,26 @@ def bwrap_args(bwrap: str, workdir: Path, secrets=()) -> list[str]:
     for secret in secrets:
         secret = os.path.realpath(secret)
         if any(_under(secret, v) for v in visible) and os.path.exists(secret):
-            args += (["--tmpfs", secret] if os.path.isdir(secret) else ["--ro-bind", "/dev/null", secret])
+            args += ["--tmpfs", secret] if os.path.isdir(secret) else ["--ro-bind", "/dev/null", secret]
     args += ["--chdir", str(workdir), "--clearenv"]
     return args
 
 
 def kernel_argv(limits: Limits, bwrap: str | None, workdir: Path, env: dict, secrets=()) -> list[str]:
     """The kernelspec argv ("{connection_file}" is filled in by jupyter_client)."""
-    inner = [sys.executable, "-c", LAUNCHER, str(limits.memory_bytes), str(limits.cpu_s),
-             str(limits.file_bytes), str(limits.nproc), str(limits.open_files), "-f", "{connection_file}",
-             "--HistoryManager.enabled=False"]
+    inner = [
+        sys.executable,
+        "-c",
+        LAUNCHER,
+        str(limits.memory_bytes),
+        str(limits.cpu_s),
+        str(limits.file_bytes),
+        str(limits.nproc),
+        str(limits.open_files),
+        "-f",
+        "{connection_file}",
+        "--HistoryManager.enabled=False",
+    ]
     if not bwrap:
         return inner
     outer = bwrap_args(bwrap, workdir, secrets)
@@ -176,7 +224,15 @@ def write_kernelspec(kernels_dir: Path, argv: list[str], name: str = "hwlib-grad
     """A kernelspec in `kernels_dir/name`; interrupts go by message (a signal to bwrap would kill it)."""
     spec_dir = kernels_dir / name
     spec_dir.mkdir(parents=True, exist_ok=True)
-    (spec_dir / "kernel.json").write_text(json.dumps({
-        "argv": argv, "display_name": "hwlib grader", "language": "python",
-        "interrupt_mode": "message", "metadata": {"debugger": False}}))
+    (spec_dir / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": argv,
+                "display_name": "hwlib grader",
+                "language": "python",
+                "interrupt_mode": "message",
+                "metadata": {"debugger": False},
+            }
+        )
+    )
     return name

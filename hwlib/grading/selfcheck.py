@@ -4,6 +4,7 @@ Runs the exercise's PUBLIC checks against the caller's variables and prints one 
 (✓/✗, what was expected in kind and unit, the hint). The instructor's grader runs the same
 comparisons (hwlib.grading.compare) outside the kernel, plus any hidden checks.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -38,14 +39,19 @@ def check(exercise: str, namespace: dict | None = None) -> None:
             entry = {"status": "missing"}
         elif c.is_call:
             f = namespace[c.answer]
-            entry = (plain["_entry"](lambda: f(*(c.args or ()), **(c.kwargs or {}))) if callable(f)
-                     else {"status": "not_callable", "type": type(f).__name__})
+            entry = (
+                plain["_entry"](lambda: f(*(c.args or ()), **(c.kwargs or {})))
+                if callable(f)
+                else {"status": "not_callable", "type": type(f).__name__}
+            )
         else:
             entry = plain["_entry"](lambda: namespace[c.answer])
         try:
             if c.inputs:
-                values = {i: plain["_entry"](lambda i=i: namespace[i]) if i in namespace
-                          else {"status": "missing"} for i in c.inputs}
+                values = {
+                    i: plain["_entry"](lambda i=i: namespace[i]) if i in namespace else {"status": "missing"}
+                    for i in c.inputs
+                }
                 expected, why = compare.recomputed(c, values)
                 if why:
                     lines.append(f"✗ {c.name} (0/{_format_points(c.points)}): `{c.answer}`: {why}")
@@ -58,9 +64,10 @@ def check(exercise: str, namespace: dict | None = None) -> None:
             continue
         try:
             v = compare.judge(c, entry, expected, public=True)
-        except Exception as exc:   # one unreadable answer costs one line, never the self-check
-            v = compare.Verdict(c.name, 0.0, c.points, False, True,
-                                f"`{c.answer}`: the answer could not be read ({type(exc).__name__})")
+        except Exception as exc:  # one unreadable answer costs one line, never the self-check
+            v = compare.Verdict(
+                c.name, 0.0, c.points, False, True, f"`{c.answer}`: the answer could not be read ({type(exc).__name__})"
+            )
         total += v.max_score
         score += v.score
         mark = "✓" if v.passed else "✗"
@@ -68,6 +75,8 @@ def check(exercise: str, namespace: dict | None = None) -> None:
     title = f" — {ex.title}" if ex.title else ""
     print(f"Self-check of {ex.id}{title}")
     print("\n".join(lines))
-    print(f"Public checks: {_format_points(score)}/{_format_points(total)} points. "
-          "Your instructor may run further checks.")
+    print(
+        f"Public checks: {_format_points(score)}/{_format_points(total)} points. "
+        "Your instructor may run further checks."
+    )
     return None

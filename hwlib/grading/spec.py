@@ -4,6 +4,7 @@ merge an instructor's hidden checks, and compute expected values in the grader p
 Expected values are computed here, outside any learner kernel: either a literal (`expected`, in SI
 units or a string with a unit) or a Python expression (`expr`) over math, numpy and the hwlib modules.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -21,8 +22,23 @@ PUBLIC_DIR = Path(__file__).resolve().parent / "public"  # copies shipped inside
 OTHER_KINDS = ("bool", "choice", "string")
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_KEYS = {"name", "answer", "kind", "expected", "expr", "args", "kwargs", "rtol", "atol", "points",
-         "hint", "source", "choices", "visibility", "inputs"}
+_KEYS = {
+    "name",
+    "answer",
+    "kind",
+    "expected",
+    "expr",
+    "args",
+    "kwargs",
+    "rtol",
+    "atol",
+    "points",
+    "hint",
+    "source",
+    "choices",
+    "visibility",
+    "inputs",
+}
 _HWLIB_MODULES = ("specs", "memory", "flops", "roofline", "formats", "parallel", "units", "models")
 
 
@@ -45,7 +61,7 @@ class Check:
     choices: tuple = ()
     visibility: str = "visible"
     hidden: bool = False
-    inputs: tuple = ()      # learner variables the expr reads as inputs[...] (their own measurements)
+    inputs: tuple = ()  # learner variables the expr reads as inputs[...] (their own measurements)
 
     @property
     def is_call(self) -> bool:
@@ -71,8 +87,7 @@ def _plain_literal(value, where: str, depth: int = 0):
         return value
     if isinstance(value, (list, tuple)) and depth < 3:
         return [_plain_literal(v, where, depth + 1) for v in value]
-    raise ValueError(f"{where}: arguments must be numbers, strings, booleans, None or lists of "
-                     f"them; got {value!r}")
+    raise ValueError(f"{where}: arguments must be numbers, strings, booleans, None or lists of them; got {value!r}")
 
 
 def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
@@ -87,8 +102,7 @@ def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
     where = f"{where} ({name})"
     kind = d.get("kind")
     if kind not in quantity.KINDS and kind not in OTHER_KINDS:
-        raise ValueError(f"{where}: kind must be one of {list(quantity.KINDS) + list(OTHER_KINDS)}; "
-                         f"got {kind!r}")
+        raise ValueError(f"{where}: kind must be one of {list(quantity.KINDS) + list(OTHER_KINDS)}; got {kind!r}")
     answer = d.get("answer", name)
     if not isinstance(answer, str) or not _NAME.match(answer):
         raise ValueError(f"{where}: answer must be a variable name; got {answer!r}")
@@ -100,8 +114,9 @@ def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
     kwargs = d.get("kwargs")
     if args is not None and not isinstance(args, list):
         raise ValueError(f"{where}: args must be a list; got {args!r}")
-    if kwargs is not None and (not isinstance(kwargs, dict)
-                               or not all(isinstance(k, str) and _NAME.match(k) for k in kwargs)):
+    if kwargs is not None and (
+        not isinstance(kwargs, dict) or not all(isinstance(k, str) and _NAME.match(k) for k in kwargs)
+    ):
         raise ValueError(f"{where}: kwargs must map argument names to values; got {kwargs!r}")
     num = {}
     for key, default in (("rtol", 0.02), ("points", 1.0)):
@@ -115,19 +130,31 @@ def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
         if not (isinstance(atol, float) and atol >= 0):
             raise ValueError(f"{where}: atol must be a number >= 0 or a quantity string")
     choices = d.get("choices", [])
-    if kind == "choice" and (not isinstance(choices, list) or len(choices) < 2
-                             or not all(isinstance(c, str) for c in choices)):
+    if kind == "choice" and (
+        not isinstance(choices, list) or len(choices) < 2 or not all(isinstance(c, str) for c in choices)
+    ):
         raise ValueError(f"{where}: a choice check needs 'choices', a list of at least two strings")
     visibility = d.get("visibility", "after_published" if hidden else "visible")
     if visibility not in VISIBILITIES:
         raise ValueError(f"{where}: visibility must be one of {VISIBILITIES}; got {visibility!r}")
-    check = Check(name=name, kind=kind, answer=answer, expected=d.get("expected"), expr=d.get("expr"),
-                  args=None if args is None and kwargs is None else tuple(_plain_literal(args or [], where)),
-                  kwargs=None if kwargs is None else {k: _plain_literal(v, where) for k, v in kwargs.items()},
-                  rtol=num["rtol"], atol=float(atol or 0.0), points=num["points"],
-                  hint=str(d.get("hint", "")), source=str(d.get("source", "")),
-                  choices=tuple(choices), visibility=visibility, hidden=hidden,
-                  inputs=_inputs(d, where))
+    check = Check(
+        name=name,
+        kind=kind,
+        answer=answer,
+        expected=d.get("expected"),
+        expr=d.get("expr"),
+        args=None if args is None and kwargs is None else tuple(_plain_literal(args or [], where)),
+        kwargs=None if kwargs is None else {k: _plain_literal(v, where) for k, v in kwargs.items()},
+        rtol=num["rtol"],
+        atol=float(atol or 0.0),
+        points=num["points"],
+        hint=str(d.get("hint", "")),
+        source=str(d.get("source", "")),
+        choices=tuple(choices),
+        visibility=visibility,
+        hidden=hidden,
+        inputs=_inputs(d, where),
+    )
     if "expected" in d:
         expected_value(check)  # a literal that cannot be read is an authoring error: fail at load
     return check
@@ -157,8 +184,7 @@ def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = N
     grading = data.get("grading") or {}
     if not isinstance(grading, dict) or set(grading) - {"timeout_cell", "timeout_total", "memory_mb"}:
         raise ValueError(f"{where}: grading accepts timeout_cell, timeout_total and memory_mb")
-    checks = tuple(_check_from_dict(c, f"{where}: check {i + 1}", hidden)
-                   for i, c in enumerate(data["checks"]))
+    checks = tuple(_check_from_dict(c, f"{where}: check {i + 1}", hidden) for i, c in enumerate(data["checks"]))
     names = [c.name for c in checks]
     if len(set(names)) != len(names):
         raise ValueError(f"{where}: check names must be unique; got {names}")
@@ -189,9 +215,14 @@ def find_exercise(name) -> Path:
             return base / str(name) / "checks.yaml"
         if (base / f"{name}.yaml").is_file():
             return base / f"{name}.yaml"
-    places = {p.stem: p for p in PUBLIC_DIR.glob("ex*.yaml")}   # the copies installed with hwlib,
-    places.update({d.name: d / "checks.yaml" for d in EXERCISES_DIR.glob("ex*")  # else the checkout's
-                   if (d / "checks.yaml").is_file()})
+    places = {p.stem: p for p in PUBLIC_DIR.glob("ex*.yaml")}  # the copies installed with hwlib,
+    places.update(
+        {
+            d.name: d / "checks.yaml"
+            for d in EXERCISES_DIR.glob("ex*")  # else the checkout's
+            if (d / "checks.yaml").is_file()
+        }
+    )
     known = sorted(places)
     matches = [k for k in known if k.startswith(str(name))] if str(name) else []
     if len(matches) == 1:
@@ -223,8 +254,19 @@ def merge(public: Exercise, hidden: Exercise) -> Exercise:
     return replace(public, checks=tuple(checks), grading={**public.grading, **hidden.grading})
 
 
-_BUILTINS = {"abs": abs, "min": min, "max": max, "round": round, "int": int, "float": float,
-             "sum": sum, "len": len, "range": range, "bool": bool, "list": list}
+_BUILTINS = {
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "round": round,
+    "int": int,
+    "float": float,
+    "sum": sum,
+    "len": len,
+    "range": range,
+    "bool": bool,
+    "list": list,
+}
 
 
 class _Scope(dict):
@@ -256,14 +298,18 @@ def expected_value(check: Check, inputs: dict | None = None):
     if check.inputs and inputs is None:
         raise ValueError(f"check {check.name}: needs the learner's values of {list(check.inputs)}")
     if check.expr is not None:
-        scope = _Scope(math=math, args=list(check.args or []), kwargs=dict(check.kwargs or {}),
-                       inputs=dict(inputs or {}),
-                       np=importlib.import_module("numpy"), __builtins__=_BUILTINS)
+        scope = _Scope(
+            math=math,
+            args=list(check.args or []),
+            kwargs=dict(check.kwargs or {}),
+            inputs=dict(inputs or {}),
+            np=importlib.import_module("numpy"),
+            __builtins__=_BUILTINS,
+        )
         try:
             raw = eval(compile(check.expr, f"<check {check.name}>", "eval"), scope)
         except Exception as exc:
-            raise ValueError(f"check {check.name}: expr {check.expr!r} failed: "
-                             f"{type(exc).__name__}: {exc}") from exc
+            raise ValueError(f"check {check.name}: expr {check.expr!r} failed: {type(exc).__name__}: {exc}") from exc
     if check.kind in quantity.KINDS:
         return _number(raw, check)
     if check.kind == "bool":
@@ -274,8 +320,7 @@ def expected_value(check: Check, inputs: dict | None = None):
     if not accepted or not all(isinstance(a, str) for a in accepted):
         raise ValueError(f"check {check.name}: expected must be a string or a list of strings")
     if check.kind == "choice":
-        wrong = [a for a in accepted if a.strip().casefold() not in
-                 {c.strip().casefold() for c in check.choices}]
+        wrong = [a for a in accepted if a.strip().casefold() not in {c.strip().casefold() for c in check.choices}]
         if wrong:
             raise ValueError(f"check {check.name}: expected {wrong} not among choices {list(check.choices)}")
     return accepted

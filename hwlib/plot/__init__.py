@@ -8,6 +8,7 @@ Each function returns ``(fig, ax)``; none calls ``plt.show()``.
 Roofline (chapter 6; Williams, Waterman & Patterson 2009):  P(I) = min(pi, beta * I)  [FLOP/s],
 with I in FLOP/byte, pi the peak FLOP/s and beta the bandwidth in bytes/s; ridge I* = pi / beta.
 """
+
 from __future__ import annotations
 
 import os
@@ -33,7 +34,16 @@ from matplotlib.ticker import EngFormatter  # noqa: E402
 
 # The shared primitives (palette, axes, source labels, sweep marks) live in the leaf _base module.
 from hwlib.plot._base import (  # noqa: E402,F401
-    LINESTYLES, MARKERS, OKABE_ITO, PALETTE, _axes, _label, _title, color, l2_plateau, mark_launch_bound,
+    LINESTYLES,
+    MARKERS,
+    OKABE_ITO,
+    PALETTE,
+    _axes,
+    _label,
+    _title,
+    color,
+    l2_plateau,
+    mark_launch_bound,
     source_label,
 )
 
@@ -42,12 +52,14 @@ def _resolve(acc):
     """A name from the spec sheet -> its Accelerator; an Accelerator-like object passes through."""
     if isinstance(acc, str):
         from hwlib import specs
+
         return specs.get(acc)
     return acc
 
 
 def _name(acc) -> str:
     return str(getattr(acc, "name", acc))
+
 
 def _log_axes(ax, xlabel: str, ylabel: str, yunit: str, xunit: str | None = None, logx=True, logy=True) -> None:
     ax.set_xscale("log" if logx else "linear")  # scales first: setting a scale resets the formatters
@@ -65,15 +77,28 @@ def _log_axes(ax, xlabel: str, ylabel: str, yunit: str, xunit: str | None = None
 def _roof(ax, intensity, peak, bandwidth, col, label, style="-"):
     """Draw min(peak, bandwidth*I) and mark the ridge I* = peak/bandwidth. Returns the ridge."""
     ridge = peak / bandwidth
-    ax.plot(intensity, np.minimum(peak, bandwidth * intensity), color=col, ls=style, lw=2,
-            label=f"{label} (ridge {ridge:.3g} FLOP/B)")
+    ax.plot(
+        intensity,
+        np.minimum(peak, bandwidth * intensity),
+        color=col,
+        ls=style,
+        lw=2,
+        label=f"{label} (ridge {ridge:.3g} FLOP/B)",
+    )
     ax.plot([ridge], [peak], "o", color=col, ms=6, mfc="white", mew=2)
     ax.axvline(ridge, color=col, ls=":", lw=1, alpha=0.7)
     return ridge
 
 
-def roofline(accelerators=("H100 SXM",), precision: str = "bf16", kernels=None, ax=None,
-             intensity_range=(0.1, 1e4), title: str | None = None, source: str | None = None):
+def roofline(
+    accelerators=("H100 SXM",),
+    precision: str = "bf16",
+    kernels=None,
+    ax=None,
+    intensity_range=(0.1, 1e4),
+    title: str | None = None,
+    source: str | None = None,
+):
     """Spec-sheet rooflines P(I) = min(pi, beta*I) of one or more accelerators (chapter 6).
 
     accelerators: names known to `hwlib.specs` (e.g. "H100 SXM", "T4") or Accelerator objects
@@ -121,13 +146,23 @@ def roofline(accelerators=("H100 SXM",), precision: str = "bf16", kernels=None, 
 def _place_kernel(ax, kernel, drawn, marker, source: str) -> None:
     """kernel = (label, intensity) or (label, intensity, measured FLOP/s)."""
     if len(kernel) not in (2, 3):
-        raise ValueError(f"kernels entries must be (label, intensity) or (label, intensity, measured_flops); got {kernel!r}")
+        raise ValueError(
+            f"kernels entries must be (label, intensity) or (label, intensity, measured_flops); got {kernel!r}"
+        )
     label, intensity = str(kernel[0]), float(kernel[1])
     if not intensity > 0:
         raise ValueError(f"kernel {label!r}: intensity must be > 0 FLOP/byte; got {kernel[1]!r}")
     ax.axvline(intensity, color="0.5", lw=0.8, ls="--")
-    ax.annotate(label, (intensity, 1.0), xycoords=("data", "axes fraction"), rotation=90,
-                va="top", ha="right", fontsize="small", color="0.3")
+    ax.annotate(
+        label,
+        (intensity, 1.0),
+        xycoords=("data", "axes fraction"),
+        rotation=90,
+        va="top",
+        ha="right",
+        fontsize="small",
+        color="0.3",
+    )
     for _, peak, bw, col in drawn:
         ax.plot([intensity], [min(peak, bw * intensity)], marker, color=col, mfc="white", ms=7)
     if len(kernel) == 3:
@@ -137,8 +172,23 @@ def _place_kernel(ax, kernel, drawn, marker, source: str) -> None:
         ax.plot([intensity], [measured], marker, color="black", ms=8, label=f"{label}: {source}")
 
 
-def sweep(x, y, label: str, *, theory=None, theory_label: str = "theory", xlabel: str = "", ylabel: str = "",
-          xunit: str | None = None, yunit: str = "", title: str = "", ax=None, overlays=(), logx=True, logy=True):
+def sweep(
+    x,
+    y,
+    label: str,
+    *,
+    theory=None,
+    theory_label: str = "theory",
+    xlabel: str = "",
+    ylabel: str = "",
+    xunit: str | None = None,
+    yunit: str = "",
+    title: str = "",
+    ax=None,
+    overlays=(),
+    logx=True,
+    logy=True,
+):
     """Generic measured curve (x, y) with an optional theoretical line: a number (horizontal line)
     or an array over x. overlays: (x, y, label) curves drawn dashed (recorded or published data)."""
     fig, ax = _axes(ax)
@@ -169,18 +219,36 @@ def matmul_sweep(record: dict, recorded=(), shape: str = "square", ax=None):
     peaks = _spec_peaks(record)
     for i, dt in enumerate(dtypes):
         rows = _rows(record, shape=shape, dtype=dt)
-        ax.plot([r[key] for r in rows], [r["flops_per_s"] for r in rows], "o-", color=color(i), lw=2,
-                label=f"{dt}: {_label(record)}")
+        ax.plot(
+            [r[key] for r in rows],
+            [r["flops_per_s"] for r in rows],
+            "o-",
+            color=color(i),
+            lw=2,
+            label=f"{dt}: {_label(record)}",
+        )
         if peaks.get(dt):
-            ax.axhline(peaks[dt], color=color(i), ls="--", lw=1, label=f"{dt} spec peak ({record['device'].get('spec')})")
+            ax.axhline(
+                peaks[dt], color=color(i), ls="--", lw=1, label=f"{dt} spec peak ({record['device'].get('spec')})"
+            )
     for j, rec in enumerate(recorded):
         for dt in dtypes:
             rows = _rows(rec, shape=shape, dtype=dt)
             if rows:
-                ax.plot([r[key] for r in rows], [r["flops_per_s"] for r in rows], "s--", color=color(len(dtypes) + j),
-                        lw=1.5, label=f"{dt}: {_label(rec)}")
-    _log_axes(ax, "N (N x N @ N x N)" if shape == "square" else "batch rows m (m x k @ fixed k x n)",
-              "achieved FLOP/s", "FLOP/s")
+                ax.plot(
+                    [r[key] for r in rows],
+                    [r["flops_per_s"] for r in rows],
+                    "s--",
+                    color=color(len(dtypes) + j),
+                    lw=1.5,
+                    label=f"{dt}: {_label(rec)}",
+                )
+    _log_axes(
+        ax,
+        "N (N x N @ N x N)" if shape == "square" else "batch rows m (m x k @ fixed k x n)",
+        "achieved FLOP/s",
+        "FLOP/s",
+    )
     ax.set_xscale("log", base=2)
     ax.set_title(_title(f"E2 matmul throughput ({shape})", record, recorded), fontsize="medium")
     ax.legend(fontsize="small")
@@ -199,19 +267,30 @@ def decode(record: dict, recorded=(), ax=None):
     """E8 tokens/s against batch, with the bandwidth bound B x bandwidth / weight bytes."""
     rows = record["results"]
     bw_src = record["parameters"].get("bandwidth_source", "")
-    overlays = [([r["batch"] for r in rec["results"]], [r["tokens_per_s"] for r in rec["results"]], _label(rec))
-                for rec in recorded]
+    overlays = [
+        ([r["batch"] for r in rec["results"]], [r["tokens_per_s"] for r in rec["results"]], _label(rec))
+        for rec in recorded
+    ]
     bound = [r["bound_tokens_per_s"] for r in rows] if all(r.get("bound_tokens_per_s") for r in rows) else None
-    fig, ax = sweep([r["batch"] for r in rows], [r["tokens_per_s"] for r in rows], _label(record),
-                    theory=bound,
-                    theory_label=f"bandwidth bound ({bw_src})",
-                    xlabel="batch (sequences decoded together)", ylabel="tokens/s (whole batch)", yunit="tok/s",
-                    ax=ax, overlays=overlays, title=_title("E8 decode vs batch", record, recorded))
+    fig, ax = sweep(
+        [r["batch"] for r in rows],
+        [r["tokens_per_s"] for r in rows],
+        _label(record),
+        theory=bound,
+        theory_label=f"bandwidth bound ({bw_src})",
+        xlabel="batch (sequences decoded together)",
+        ylabel="tokens/s (whole batch)",
+        yunit="tok/s",
+        ax=ax,
+        overlays=overlays,
+        title=_title("E8 decode vs batch", record, recorded),
+    )
     if rows and rows[0].get("compute_bound_tokens_per_s"):
         ax.axhline(rows[0]["compute_bound_tokens_per_s"], color="0.4", ls="--", lw=1, label="compute bound (spec peak)")
         ax.legend(fontsize="small")
-    mark_launch_bound(ax, [r["batch"] for r in rows], [r["tokens_per_s"] for r in rows],
-                      [r.get("launch_bound") for r in rows])
+    mark_launch_bound(
+        ax, [r["batch"] for r in rows], [r["tokens_per_s"] for r in rows], [r.get("launch_bound") for r in rows]
+    )
     ax.set_xscale("log", base=2)
     return fig, ax
 
@@ -242,7 +321,9 @@ def measured_roofline(records, spec=None, precision: str | None = None, ax=None,
         if prec and prec in getattr(acc, "precisions", lambda: [prec])():
             allx = np.concatenate([s[0] for s in series])
             grid = np.logspace(np.log10(allx.min() / 2), np.log10(allx.max() * 2), 200)
-            _roof(ax, grid, float(acc.peak_flops(prec)), float(acc.bandwidth), "black", f"spec sheet: {_name(acc)} {prec}")
+            _roof(
+                ax, grid, float(acc.peak_flops(prec)), float(acc.bandwidth), "black", f"spec sheet: {_name(acc)} {prec}"
+            )
     _log_axes(ax, "arithmetic intensity (FLOP/byte)", "achieved FLOP/s", "FLOP/s")
     ax.set_title("Empirical roofline - " + "; ".join(dict.fromkeys(_label(r) for r in records)), fontsize="medium")
     ax.legend(fontsize="small")
@@ -255,14 +336,19 @@ def energy_per_operation(rows=None, ax=None):
     Bars: compute in blue, on-chip reads in green, on-package in orange, off-package in vermillion;
     each bar is labelled with its value in pJ. Returns (fig, ax)."""
     from hwlib import energy
-    rows = [r for r in (rows if rows is not None else energy.table())
-            if r["kind"] == "memory" or r["bits"] == 32]
+
+    rows = [r for r in (rows if rows is not None else energy.table()) if r["kind"] == "memory" or r["bits"] == 32]
     if not rows:
         raise ValueError("rows must hold at least one entry of hwlib.energy.table()")
-    fig, ax = plt.subplots(figsize=(7.0, 0.42 * len(rows) + 1.2), layout="constrained") if ax is None \
-        else (ax.figure, ax)
-    tier_colour = {"": OKABE_ITO["blue"], "on-chip": OKABE_ITO["bluish_green"],
-                   "on-package": OKABE_ITO["orange"], "off-package": OKABE_ITO["vermillion"]}
+    fig, ax = (
+        plt.subplots(figsize=(7.0, 0.42 * len(rows) + 1.2), layout="constrained") if ax is None else (ax.figure, ax)
+    )
+    tier_colour = {
+        "": OKABE_ITO["blue"],
+        "on-chip": OKABE_ITO["bluish_green"],
+        "on-package": OKABE_ITO["orange"],
+        "off-package": OKABE_ITO["vermillion"],
+    }
     labels = [r["label"] + ("" if r["kind"] == "compute" else " (32 bits)") for r in rows]
     values = np.array([r["joules_per_32bit"] for r in rows]) * 1e12
     y = np.arange(len(rows))[::-1]
@@ -275,11 +361,20 @@ def energy_per_operation(rows=None, ax=None):
     ax.set_xlabel("picojoules (log scale)")
     ax.set_title("Energy of a 32-bit operation vs moving a 32-bit word", fontsize="medium")
     from matplotlib.patches import Patch
-    names = {"": "arithmetic", "on-chip": "on-chip SRAM", "on-package": "HBM (on package)",
-             "off-package": "off-package DRAM"}
-    ax.legend(handles=[Patch(color=c, label=names[t]) for t, c in tier_colour.items()
-                       if any(r["tier"] == t for r in rows)], fontsize="small", loc="upper right")
+
+    names = {
+        "": "arithmetic",
+        "on-chip": "on-chip SRAM",
+        "on-package": "HBM (on package)",
+        "off-package": "off-package DRAM",
+    }
+    ax.legend(
+        handles=[Patch(color=c, label=names[t]) for t, c in tier_colour.items() if any(r["tier"] == t for r in rows)],
+        fontsize="small",
+        loc="upper right",
+    )
     return fig, ax
+
 
 from hwlib.plot.sources import SOURCE_COLOR, source_bars  # noqa: E402,F401
 from hwlib.plot.bandwidth import bandwidth_sweep  # noqa: E402,F401
@@ -299,7 +394,13 @@ def skinny_matmul(record: dict, batch, models, recorded=(), own=None):
 from hwlib.plot.formats import bit_layout, format_accuracy, loss_scaling, peak_per_format, running_sum  # noqa: E402,F401
 from hwlib.plot.intensity import matmul_intensity_vs_size  # noqa: E402,F401
 from hwlib.plot.scaling import allreduce_traffic, bandwidth_tiers, ddp_efficiency, pipeline_bubble, zero_memory  # noqa: E402,F401
-from hwlib.plot.budgets import activations_vs_sequence, inference_memory, kv_cache_vs_context, training_memory, training_state  # noqa: E402,F401
+from hwlib.plot.budgets import (
+    activations_vs_sequence,
+    inference_memory,
+    kv_cache_vs_context,
+    training_memory,
+    training_state,
+)  # noqa: E402,F401
 from hwlib.plot.serving import decode_bound, decode_ceiling_vs_peak, mfu_vs_batch  # noqa: E402,F401
 from hwlib.plot.pitfalls import dp_hiding, overhead_exposure, range_loss  # noqa: E402,F401
 from hwlib.plot.ticks import finish_axes, label_decades_only  # noqa: E402,F401

@@ -16,8 +16,14 @@ from hwlib import provenance
 
 # Okabe & Ito (2008), "Color Universal Design": colour-blind-safe qualitative palette.
 OKABE_ITO = {
-    "blue": "#0072B2", "vermillion": "#D55E00", "bluish_green": "#009E73", "orange": "#E69F00",
-    "reddish_purple": "#CC79A7", "sky_blue": "#56B4E9", "yellow": "#F0E442", "black": "#000000",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "bluish_green": "#009E73",
+    "orange": "#E69F00",
+    "reddish_purple": "#CC79A7",
+    "sky_blue": "#56B4E9",
+    "yellow": "#F0E442",
+    "black": "#000000",
 }
 PALETTE = list(OKABE_ITO.values())
 LINESTYLES = ["-", "--", "-.", (0, (1, 1)), (0, (5, 1, 1, 1, 1, 1))]
@@ -57,12 +63,22 @@ def l2_plateau(ax, points, l2_bytes, col=None):
     working set is between L2/8 and L2/2, as a line up to the L2 size; returns that rate or None."""
     if not l2_bytes:
         return None
-    inside = [p["bytes_per_s"] for p in points if l2_bytes / 8 <= p["working_set_bytes"] <= l2_bytes / 2
-              and not p.get("launch_bound")]
+    inside = [
+        p["bytes_per_s"]
+        for p in points
+        if l2_bytes / 8 <= p["working_set_bytes"] <= l2_bytes / 2 and not p.get("launch_bound")
+    ]
     if not inside:
         return None
     level = float(np.median(inside))
-    ax.hlines(level, min(p["working_set_bytes"] for p in points), l2_bytes, colors=col or color(0), linestyles="-.",
-              lw=1.2, label=f"L2 plateau ({level / 1e9:.0f} GB/s)")
+    ax.hlines(
+        level,
+        min(p["working_set_bytes"] for p in points),
+        l2_bytes,
+        colors=col or color(0),
+        linestyles="-.",
+        lw=1.2,
+        label=f"L2 plateau ({level / 1e9:.0f} GB/s)",
+    )
     ax.legend(fontsize="small")
     return level

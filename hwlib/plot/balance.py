@@ -16,12 +16,18 @@ def _growth_panel(ax, line, trend_flops: float, trend_dram: float) -> None:
     years = np.array([g.release_year for g in gpus])
     peak = np.array([g.peak_flops("bf16") for g in gpus]) / base.peak_flops("bf16")
     ax.semilogy(years, peak, "o-", color=color(1), label="dense bf16 peak (spec sheet)")
-    ax.semilogy(years, np.array([g.bandwidth for g in gpus]) / base.bandwidth, "s-", color=color(0),
-                label="HBM bandwidth (spec sheet)")
+    ax.semilogy(
+        years,
+        np.array([g.bandwidth for g in gpus]) / base.bandwidth,
+        "s-",
+        color=color(0),
+        label="HBM bandwidth (spec sheet)",
+    )
     span = np.linspace(years[0], years[-1], 20)
     for trend, col in [(trend_flops, color(1)), (trend_dram, color(0))]:
-        ax.semilogy(span, trend ** ((span - years[0]) / 2), "--", color=col, lw=1,
-                    label=f"published trend ×{trend:.1f} / 2 yr")
+        ax.semilogy(
+            span, trend ** ((span - years[0]) / 2), "--", color=col, lw=1, label=f"published trend ×{trend:.1f} / 2 yr"
+        )
     for name, x, y in zip(line, years, peak):
         ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.set_xticks(range(int(years.min()), int(years.max()) + 1))
@@ -45,8 +51,9 @@ def peak_vs_bandwidth(line, trend_flops: float, trend_dram: float, accelerators=
     for i, acc in enumerate(accelerators):
         ridge = acc.ridge_point(acc.default_precision())
         ax2.plot(acc.release_year, ridge, "^" if acc.kind == "tpu" else "o", color=color(i), ms=7)
-        ax2.annotate(acc.name, (acc.release_year, ridge), textcoords="offset points",
-                     xytext=(6, 3 if i % 2 else -9), fontsize=7)   # alternate above/below to limit overlaps
+        ax2.annotate(
+            acc.name, (acc.release_year, ridge), textcoords="offset points", xytext=(6, 3 if i % 2 else -9), fontsize=7
+        )  # alternate above/below to limit overlaps
     ax2.set_xlabel("release year")
     ax2.set_ylabel("ridge point π/β (FLOP/byte, 16-bit)")
     ax2.set_title("Machine balance of every chip in the sheet", fontsize=10)
@@ -68,8 +75,13 @@ def kernels_vs_ridge(intensities: dict, ridges):
     ax.set_xscale("log")
     for i, (gpu, prec) in enumerate(ridges):
         acc = specs.get(gpu)
-        ax.axvline(acc.ridge_point(prec), color=color(i + 1), ls="--", lw=1.2,
-                   label=f"ridge {acc.name} ({acc.ridge_point(prec):.0f})")
+        ax.axvline(
+            acc.ridge_point(prec),
+            color=color(i + 1),
+            ls="--",
+            lw=1.2,
+            label=f"ridge {acc.name} ({acc.ridge_point(prec):.0f})",
+        )
     ax.set_xlabel("arithmetic intensity (FLOP/byte, log scale)")
     ax.set_title("Where common kernels sit against the ridge (bf16)", fontsize=10)
     ax.legend(fontsize=7, loc="upper right")
@@ -94,8 +106,14 @@ def fusion(record: dict, accesses: dict, passes: dict, recorded=()):
     for rec in recorded:
         for i, v in enumerate(dict.fromkeys(r["variant"] for r in rec["results"])):
             pts = [r for r in rec["results"] if r["variant"] == v]
-            ax2.loglog([p["n"] for p in pts], [p["seconds"] / p["n"] for p in pts], "s--", color=color(i), lw=1,
-                       label=f"{v}: {source_label('recorded', rec['device']['name'], rec['date'][:10])}")
+            ax2.loglog(
+                [p["n"] for p in pts],
+                [p["seconds"] / p["n"] for p in pts],
+                "s--",
+                color=color(i),
+                lw=1,
+                label=f"{v}: {source_label('recorded', rec['device']['name'], rec['date'][:10])}",
+            )
     ax2.set_xlabel("elements n")
     ax2.set_ylabel("seconds per element (median)")
     ax2.set_title(f"Measured: {source_label('live', record['device']['name'])}", fontsize=10)
@@ -115,8 +133,14 @@ def skinny_matmul(record: dict, batch, models, recorded=(), own=None, *, sweep):
         pi, beta, src = own
         skinny = [r for r in record["results"] if r["shape"] == "skinny"]
         intensity = np.array([r["intensity"] for r in skinny])
-        ax1.plot([r["batch"] for r in skinny], roofline.attainable(intensity, pi, beta), ":", color="0.3", lw=1.5,
-                 label=f"this device's roofline ({src})")
+        ax1.plot(
+            [r["batch"] for r in skinny],
+            roofline.attainable(intensity, pi, beta),
+            ":",
+            color="0.3",
+            lw=1.5,
+            label=f"this device's roofline ({src})",
+        )
         ax1.legend(fontsize=6)
     ax1.yaxis.set_minor_formatter(plt.NullFormatter())
     ax1.title.set_fontsize(9)

@@ -20,8 +20,15 @@ def _cache_lines(ax, dev: dict, points) -> None:
     for lvl in ("l1_bytes", "l2_bytes", "l3_bytes"):
         if dev.get(lvl):
             ax.axvline(dev[lvl], color=SOURCE_COLOR["live"], ls=":", lw=1)
-            ax.annotate(f"{lvl[:2].upper()} {units.format_bytes(dev[lvl], binary=True)}", (dev[lvl], 0.5),
-                        xycoords=("data", "axes fraction"), rotation=90, fontsize="x-small", ha="right", color="0.3")
+            ax.annotate(
+                f"{lvl[:2].upper()} {units.format_bytes(dev[lvl], binary=True)}",
+                (dev[lvl], 0.5),
+                xycoords=("data", "axes fraction"),
+                rotation=90,
+                fontsize="x-small",
+                ha="right",
+                color="0.3",
+            )
 
 
 def bandwidth_sweep(record: dict, recorded=(), ax=None, published=None, theory: bool = True):
@@ -33,7 +40,7 @@ def bandwidth_sweep(record: dict, recorded=(), ax=None, published=None, theory: 
     (s-, dashed line at its L2); then a record without a sweep is drawn as that curve alone. theory: draw the device's theoretical DRAM bandwidth (GPU:
     2 x clock x bus / 8) where the record has one. Returns (fig, ax)."""
     pts = record.get("sweep") or []
-    if not pts and published is None:   # with a published curve, a failed live sweep still leaves a figure
+    if not pts and published is None:  # with a published curve, a failed live sweep still leaves a figure
         raise ValueError("record has no 'sweep' (run hwlib.bench.bandwidth with sweep=True)")
     dev = record["device"]
     fig, ax = _axes(ax)
@@ -49,11 +56,21 @@ def bandwidth_sweep(record: dict, recorded=(), ax=None, published=None, theory: 
             ax.axvline(pl2, color=SOURCE_COLOR["published"], ls="--", lw=1)
     for rec in recorded:
         if rec.get("sweep"):
-            ax.loglog([p["working_set_bytes"] for p in rec["sweep"]], [p["bytes_per_s"] for p in rec["sweep"]],
-                      "^-", ms=4, color=SOURCE_COLOR["recorded"], label=_label(rec))
+            ax.loglog(
+                [p["working_set_bytes"] for p in rec["sweep"]],
+                [p["bytes_per_s"] for p in rec["sweep"]],
+                "^-",
+                ms=4,
+                color=SOURCE_COLOR["recorded"],
+                label=_label(rec),
+            )
     if theory and dev.get("theoretical_bandwidth"):
-        ax.axhline(dev["theoretical_bandwidth"], color="black", lw=1.2,
-                   label="theoretical DRAM bandwidth (2 x clock x bus / 8)")
+        ax.axhline(
+            dev["theoretical_bandwidth"],
+            color="black",
+            lw=1.2,
+            label="theoretical DRAM bandwidth (2 x clock x bus / 8)",
+        )
     ax.xaxis.set_major_formatter(EngFormatter(unit="B"))
     ax.yaxis.set_major_formatter(EngFormatter(unit="B/s"))
     ax.set_xlabel("working set (bytes)")

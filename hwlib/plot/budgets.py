@@ -2,6 +2,7 @@
 GPU's memory. Every byte count comes from ``hwlib.memory`` formulas with the shapes of
 ``hwlib.models``; the GPU's memory from the spec sheet. Computed, not measured. Each returns (fig, ax).
 """
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -12,8 +13,12 @@ from hwlib import memory, models, specs, units
 from hwlib.plot._base import MARKERS, color
 from hwlib.plot.ticks import finish_axes
 
-STATE_LABELS = {"weights": "BF16 weights (2 B)", "gradients": "BF16 gradients (2 B)",
-                "master": "FP32 master weights (4 B)", "adam": "Adam moments, FP32 (8 B)"}
+STATE_LABELS = {
+    "weights": "BF16 weights (2 B)",
+    "gradients": "BF16 gradients (2 B)",
+    "master": "FP32 master weights (4 B)",
+    "adam": "Adam moments, FP32 (8 B)",
+}
 
 
 def _gpu_line(ax, acc, vertical: bool, scale: float = 1.0, label: str | None = None, **style):
@@ -34,7 +39,9 @@ def training_state(model_names, accelerator: str = "H100 SXM"):
         for i, part in enumerate(STATE_LABELS):
             ax.barh(row, br[part], left=left, color=color(i), label=STATE_LABELS[part] if row == 0 else None)
             left += br[part]
-    _gpu_line(ax, acc, True, lw=1, label=f"one {acc.name.split()[0]} ({units.format_bytes(acc.memory_bytes, binary=True)})")
+    _gpu_line(
+        ax, acc, True, lw=1, label=f"one {acc.name.split()[0]} ({units.format_bytes(acc.memory_bytes, binary=True)})"
+    )
     ax.set_yticks(range(len(model_names)), model_names)
     ax.xaxis.set_major_formatter(EngFormatter(unit="B"))
     ax.set_xlabel("bytes")
@@ -56,16 +63,25 @@ def activations_vs_sequence(model: str = "Llama 2 7B"):
         ("GPT-3 layer as-is: " + memory.activation_formula(), lambda s: memory.activation_bytes(s, 1, *shape)),
         ("no dropout, scores stored", lambda s: memory.activation_bytes_for(m, s, attention="standard")),
         ("no dropout, FlashAttention (Llama as trained)", lambda s: memory.activation_bytes_for(m, s)),
-        ("full recomputation: " + memory.activation_formula("full"),
-         lambda s: memory.activation_bytes(s, 1, *shape, recompute="full")),
+        (
+            "full recomputation: " + memory.activation_formula("full"),
+            lambda s: memory.activation_bytes(s, 1, *shape, recompute="full"),
+        ),
     ]
     fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
     for i, (label, fn) in enumerate(variants):
         ax.loglog(seq, [fn(int(s)) for s in seq], "o", ms=4, color=color(i), ls=["-", "--", "-.", ":"][i], label=label)
-    ax.axhline(memory.training_state_bytes(m.n_params()), color="black", ls="--", lw=1,
-               label="training state, 16 B/param")
-    finish_axes(ax, "sequence length s (tokens)", "activations kept for backward",
-                f"{m.name} activations, micro-batch 1 (formula)", xbase2=True, yformatter=EngFormatter(unit="B"))
+    ax.axhline(
+        memory.training_state_bytes(m.n_params()), color="black", ls="--", lw=1, label="training state, 16 B/param"
+    )
+    finish_axes(
+        ax,
+        "sequence length s (tokens)",
+        "activations kept for backward",
+        f"{m.name} activations, micro-batch 1 (formula)",
+        xbase2=True,
+        yformatter=EngFormatter(unit="B"),
+    )
     return fig, ax
 
 
@@ -79,12 +95,29 @@ def kv_cache_vs_context(model_names, accelerator: str = "H100 SXM"):
         s = models.get(name)
         ctx = 2 ** np.arange(9, int(np.log2(s.max_context)) + 1)
         kind = "MHA" if s.n_kv_heads == s.n_heads else f"GQA {s.n_heads}/{s.n_kv_heads}"
-        ax.loglog(ctx, memory.kv_cache_bytes_for(s, ctx), marker=MARKERS[i], ms=4, color=color(i),
-                  label=f"{name} ({kind}, to {s.max_context:,})")
-    _gpu_line(ax, acc, False, lw=1,
-              label=f"{acc.name.split()[0]} memory ({units.format_bytes(acc.memory_bytes, binary=True)})")
-    finish_axes(ax, "context length (tokens)", "KV cache per sequence (bf16)", "KV cache vs context length (formula)",
-                xbase2=True, yformatter=EngFormatter(unit="B"))
+        ax.loglog(
+            ctx,
+            memory.kv_cache_bytes_for(s, ctx),
+            marker=MARKERS[i],
+            ms=4,
+            color=color(i),
+            label=f"{name} ({kind}, to {s.max_context:,})",
+        )
+    _gpu_line(
+        ax,
+        acc,
+        False,
+        lw=1,
+        label=f"{acc.name.split()[0]} memory ({units.format_bytes(acc.memory_bytes, binary=True)})",
+    )
+    finish_axes(
+        ax,
+        "context length (tokens)",
+        "KV cache per sequence (bf16)",
+        "KV cache vs context length (formula)",
+        xbase2=True,
+        yformatter=EngFormatter(unit="B"),
+    )
     return fig, ax
 
 
@@ -96,8 +129,10 @@ def training_memory(model: str, seq_len: int, micro_batch: int = 1, accelerator:
     `accelerator`. Returns (fig, ax)."""
     m, acc = models.get(model), specs.get(accelerator)
     parts = memory.training_state_breakdown(m.n_params())
-    acts = {mode: memory.activation_bytes(seq_len, micro_batch, m.d_model, m.n_layers, m.n_heads, recompute=mode)
-            for mode in memory.RECOMPUTE}
+    acts = {
+        mode: memory.activation_bytes(seq_len, micro_batch, m.d_model, m.n_layers, m.n_heads, recompute=mode)
+        for mode in memory.RECOMPUTE
+    }
     fig, ax = plt.subplots(figsize=(7.6, 3.6), layout="constrained")
     labels = [f"GPT-3 formula, recompute = {mode}" for mode in acts] + ["Llama as trained: no dropout, FlashAttention"]
     drawn = [*acts.values(), memory.activation_bytes_for(m, seq_len, micro_batch)]

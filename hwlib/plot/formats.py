@@ -11,7 +11,7 @@ from matplotlib.ticker import EngFormatter
 from hwlib import formats, specs
 from hwlib.plot._base import color
 
-_FIELDS = {"sign": 1, "exponent": 0, "mantissa": 2, "integer": 3}   # Okabe-Ito index per bit field
+_FIELDS = {"sign": 1, "exponent": 0, "mantissa": 2, "integer": 3}  # Okabe-Ito index per bit field
 
 
 def _bit_kinds(name: str, kind: str) -> list[str]:
@@ -35,8 +35,14 @@ def bit_layout(value: float, names=None):
             ax.add_patch(Rectangle((i, y + 0.1), 0.92, 0.8, color=fields[kind]))
             ax.text(i + 0.46, y + 0.5, bit, ha="center", va="center", fontsize=7, color="white", weight="bold")
         ax.text(-0.6, y + 0.5, name, ha="right", va="center", fontsize=9)
-        ax.text(33, y + 0.5, f"= {d.represented:.8g}   (rel. error {d.relative_error:.1e})",
-                ha="left", va="center", fontsize=8)
+        ax.text(
+            33,
+            y + 0.5,
+            f"= {d.represented:.8g}   (rel. error {d.relative_error:.1e})",
+            ha="left",
+            va="center",
+            fontsize=8,
+        )
     for kind, col in fields.items():
         ax.add_patch(Rectangle((0, 0), 0, 0, color=col, label=kind))
     ax.set_xlim(-7, 52)
@@ -58,8 +64,9 @@ def loss_scaling(grads, stats: dict, fmt: str = "fp16"):
     bins = np.linspace(-50, 20, 141)
     for ax, (scale, st) in zip(axes, stats.items()):
         ax.axvspan(bins[0], np.log2(f.min_subnormal) - 1, color=color(1), alpha=0.15, label="flushed to zero")
-        ax.axvspan(np.log2(f.min_subnormal) - 1, np.log2(f.min_normal), color=color(3), alpha=0.2,
-                   label="subnormal (few bits)")
+        ax.axvspan(
+            np.log2(f.min_subnormal) - 1, np.log2(f.min_normal), color=color(3), alpha=0.2, label="subnormal (few bits)"
+        )
         ax.axvspan(np.log2(f.min_normal), np.log2(f.max), color=color(2), alpha=0.15, label="normal")
         ax.hist(np.log2(np.abs(np.asarray(grads) * scale)), bins=bins, color=color(0))
         ax.set_xlabel("log₂ |gradient × scale|")
@@ -75,8 +82,13 @@ def running_sum(curves: dict):
     fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
     for i, (name, out) in enumerate(curves.items()):
         steps = len(out)
-        ax.plot(np.arange(1, steps + 1), out, color=color(i), lw=2,
-                label=f"{name}: stalls at {out[-1]:g}" if out[-1] < steps else f"{name}: exact")
+        ax.plot(
+            np.arange(1, steps + 1),
+            out,
+            color=color(i),
+            lw=2,
+            label=f"{name}: stalls at {out[-1]:g}" if out[-1] < steps else f"{name}: exact",
+        )
     ax.set_xlabel("number of +1 additions")
     ax.set_ylabel("running sum (rounded each step)")
     ax.set_title("Summing ones in low precision", fontsize=10)
@@ -125,8 +137,15 @@ def format_accuracy(series, groups):
     for i, (label, rows) in enumerate(series):
         fmts = [f for f in groups if f in rows and _error(rows[f]) is not None]
         xs = [groups.index(f) + (i - (len(series) - 1) / 2) * width for f in fmts]
-        ax.bar(xs, [max(_error(rows[f]), 1e-9) for f in fmts], width, color=color(i),
-               hatch=["///" if _emulated(rows[f]) else None for f in fmts], edgecolor="white", label=label)
+        ax.bar(
+            xs,
+            [max(_error(rows[f]), 1e-9) for f in fmts],
+            width,
+            color=color(i),
+            hatch=["///" if _emulated(rows[f]) else None for f in fmts],
+            edgecolor="white",
+            label=label,
+        )
     ax.set_yscale("log")
     ax.set_xticks(range(len(groups)), [g.upper() for g in groups])
     ax.set_ylabel("relative error vs float64")

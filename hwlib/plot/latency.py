@@ -15,17 +15,34 @@ from hwlib.plot.sources import SOURCE_COLOR
 def _bound_panel(ax, published, bounds, latency_s, fit_latency_s, recorded, marks):
     x = np.logspace(4, 7.3, 200)
     for name, bandwidth, style in bounds:
-        ax.plot(x, np.minimum(bandwidth, x / latency_s), style, color=SOURCE_COLOR["spec"], lw=1.5,
-                label=f"bound: {name} spec bandwidth, L = {units.format_seconds(latency_s)}")
-    ax.plot(x, x / fit_latency_s, ":", color=SOURCE_COLOR["published"],
-            label=f"slope of the points: L = {units.format_seconds(fit_latency_s)}")
+        ax.plot(
+            x,
+            np.minimum(bandwidth, x / latency_s),
+            style,
+            color=SOURCE_COLOR["spec"],
+            lw=1.5,
+            label=f"bound: {name} spec bandwidth, L = {units.format_seconds(latency_s)}",
+        )
+    ax.plot(
+        x,
+        x / fit_latency_s,
+        ":",
+        color=SOURCE_COLOR["published"],
+        label=f"slope of the points: L = {units.format_seconds(fit_latency_s)}",
+    )
     px, py, plabel = published
     ax.plot(px, py, "o", color=SOURCE_COLOR["published"], label=plabel)
     for run in recorded:
         pts = [p for p in run["results"] if "bytes_in_flight" in p]
         if pts:
-            ax.plot([p["bytes_in_flight"] for p in pts], [p["bytes_per_s"] for p in pts], "s", ms=4,
-                    color=SOURCE_COLOR["recorded"], label=_label(run))
+            ax.plot(
+                [p["bytes_in_flight"] for p in pts],
+                [p["bytes_per_s"] for p in pts],
+                "s",
+                ms=4,
+                color=SOURCE_COLOR["recorded"],
+                label=_label(run),
+            )
     for at, text in marks:
         ax.axvline(at, color="0.5", lw=0.8, ls="-.")
         ax.annotate(text, (at, 2e10), fontsize="x-small", rotation=90, ha="right", va="bottom", color="0.3")
@@ -45,14 +62,20 @@ def _live_panel(ax, ax_top, e6):
             pts = [p for p in e6["results"] if p["ilp"] == ilp]
             xs, ys = [p["bytes_in_flight"] for p in pts], [p["bytes_per_s"] for p in pts]
             ax.plot(xs, ys, "o-", color=color(i), label=f"ILP {ilp}")
-            ax_top.plot(xs, ys, "o", ms=4, color=SOURCE_COLOR["live"],
-                        label=source_label("live", name) if i == 0 else None)
+            ax_top.plot(
+                xs, ys, "o", ms=4, color=SOURCE_COLOR["live"], label=source_label("live", name) if i == 0 else None
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("bytes in flight (B)")
     else:
-        ax.plot([p["threads"] for p in e6["results"]], [p["bytes_per_s"] for p in e6["results"]], "o-",
-                color=SOURCE_COLOR["live"], label="read bandwidth (NumPy, one slice per thread)")
+        ax.plot(
+            [p["threads"] for p in e6["results"]],
+            [p["bytes_per_s"] for p in e6["results"]],
+            "o-",
+            color=SOURCE_COLOR["live"],
+            label="read bandwidth (NumPy, one slice per thread)",
+        )
         ax.axvline(e6["device"]["cores"], color="0.5", ls=":", label=f"{e6['device']['cores']} cores")
         ax.set_xlabel("reading threads (concurrency)")
         ax.set_xticks([p["threads"] for p in e6["results"]])
@@ -75,7 +98,7 @@ def littles_law(e6: dict, published, bounds, latency_s: float, fit_latency_s: fl
         raise ValueError(f"littles_law: latencies must be > 0 s; got {latency_s!r}, {fit_latency_s!r}")
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7.2, 9.0), layout="constrained")
     _bound_panel(ax, published, bounds, latency_s, fit_latency_s, recorded, marks)
-    ax.legend(fontsize="x-small", loc="upper left")      # before the live GPU points join the top panel
+    ax.legend(fontsize="x-small", loc="upper left")  # before the live GPU points join the top panel
     _live_panel(ax2, ax, e6)
     return fig, (ax, ax2)
 
@@ -102,8 +125,14 @@ def divergence(p, paths_by_warp: dict, runs=()):
         lab = _label(run)
         for pat, mk in _PATTERN_MARKERS:
             if pat in res:
-                ax.plot([0.5], [res[pat]["slowdown"]], mk, color=SOURCE_COLOR[kind], ms=7,
-                        label=f"{pat}: {lab}" if j == 0 else None)
+                ax.plot(
+                    [0.5],
+                    [res[pat]["slowdown"]],
+                    mk,
+                    color=SOURCE_COLOR[kind],
+                    ms=7,
+                    label=f"{pat}: {lab}" if j == 0 else None,
+                )
         ways = [r for r in run["results"] if "ways" in r]
         ax2.plot([r["ways"] for r in ways], [r["slowdown"] for r in ways], "o", color=SOURCE_COLOR[kind], label=lab)
     ax.set_xlabel("fraction p of lanes taking path B")

@@ -3,6 +3,7 @@ labelled with its device), when a backward pass hides a data-parallel all-reduce
 what narrow number formats lose to range (synthetic data rounded by ``hwlib.formats``).
 Each function returns (fig, ax) — (fig, (ax1, ax2)) for the two-panel range figure.
 """
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -30,8 +31,9 @@ def overhead_exposure(moved, seconds, device: str):
     return fig, ax
 
 
-def dp_hiding(n_params: float, n_devices: int, links: dict, peak_flops: float, mfu: float, tokens=None,
-              title: str = ""):
+def dp_hiding(
+    n_params: float, n_devices: int, links: dict, peak_flops: float, mfu: float, tokens=None, title: str = ""
+):
     """Seconds per data-parallel step against tokens per GPU (default 10^2 ... 10^6, log-log): compute
     at `mfu` (6N FLOP per token, ``flops.training_time_s``) and its backward pass (4N), against the
     ring all-reduce of N bf16 gradients over `n_devices` GPUs on each link of `links`
@@ -45,7 +47,9 @@ def dp_hiding(n_params: float, n_devices: int, links: dict, peak_flops: float, m
     for i, (name, bandwidth) in enumerate(links.items()):
         t_ar = parallel.ring_allreduce_time_s(n_params * 2, n_devices, bandwidth)
         ax.axhline(t_ar, color=color(i + 1), ls="--", label=f"all-reduce over {name}")
-        ax.axvline(parallel.backward_hides_comm_tokens(t_ar, n_params, peak_flops, mfu), color=color(i + 1), ls=":", lw=1)
+        ax.axvline(
+            parallel.backward_hides_comm_tokens(t_ar, n_params, peak_flops, mfu), color=color(i + 1), ls=":", lw=1
+        )
     ax.set_xlabel("tokens per GPU per step")
     ax.set_ylabel("seconds per step")
     ax.set_title(title or "When does the backward pass hide the all-reduce? (computed)")
@@ -58,10 +62,12 @@ def range_loss(grads, lost: dict, range_formats=("fp16", "bf16", "fp8_e4m3", "fp
     (smallest subnormal to max, ``formats.info``) as a bar beneath. Right: the fraction of values
     lost (zero, inf or NaN) per case of `lost` (label -> fraction), green where a case is scaled
     ("+" in its label) or bf16, vermillion otherwise. Returns (fig, (ax1, ax2))."""
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.4, 4.0), layout="constrained",
-                                   gridspec_kw={"width_ratios": [1.1, 1]})
-    counts, _, _ = ax1.hist(np.log10(np.abs(np.asarray(grads)[np.asarray(grads) != 0])), bins=80, color="0.7",
-                            label="gradients")
+    fig, (ax1, ax2) = plt.subplots(
+        1, 2, figsize=(9.4, 4.0), layout="constrained", gridspec_kw={"width_ratios": [1.1, 1]}
+    )
+    counts, _, _ = ax1.hist(
+        np.log10(np.abs(np.asarray(grads)[np.asarray(grads) != 0])), bins=80, color="0.7", label="gradients"
+    )
     step = counts.max() / 6
     for i, name in enumerate(range_formats):
         fmt = formats.info(name)

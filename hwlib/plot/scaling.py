@@ -2,6 +2,7 @@
 and data-parallel efficiency. Every number is computed by the hwlib function named in each docstring
 (formulas and spec-sheet/standard figures, not measurements); each function returns (fig, ax).
 """
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -66,10 +67,21 @@ def zero_memory(n_params: float, mark_devices: int, accelerator: str = "H100 SXM
     for stage in range(4):
         per_gpu = [memory.zero_bytes_per_device(n_params, int(d), stage) for d in devices]
         ax.loglog(devices, per_gpu, marker=MARKERS[stage], ms=4, color=color(stage), label=ZERO_NAMES[stage])
-        ax.plot([mark_devices], [memory.zero_bytes_per_device(n_params, mark_devices, stage)], "o", ms=9,
-                mfc="none", color="black")
-    ax.axhline(acc.memory_bytes, color="0.4", ls="--", lw=1,
-               label=f"{acc.name} memory ({units.format_bytes(acc.memory_bytes, binary=True)})")
+        ax.plot(
+            [mark_devices],
+            [memory.zero_bytes_per_device(n_params, mark_devices, stage)],
+            "o",
+            ms=9,
+            mfc="none",
+            color="black",
+        )
+    ax.axhline(
+        acc.memory_bytes,
+        color="0.4",
+        ls="--",
+        lw=1,
+        label=f"{acc.name} memory ({units.format_bytes(acc.memory_bytes, binary=True)})",
+    )
     ax.yaxis.set_major_formatter(EngFormatter(unit="B"))
     ax.set_xlabel("data-parallel GPUs $N_d$")
     ax.set_ylabel("model state per GPU")
@@ -88,15 +100,34 @@ def pipeline_bubble(stages=(4, 8, 16), interleaved=(16, 4), max_microbatches: in
         ax.plot(m, [parallel.pipeline_bubble_fraction(p, int(k)) for k in m], color=color(i), label=f"p = {p} stages")
     if interleaved:
         p, v = interleaved
-        ax.plot(m, [parallel.pipeline_bubble_fraction(p, int(k), virtual_stages=v) for k in m],
-                color=color(len(stages) - 1), ls="--", label=f"p = {p}, interleaved (v = {v})")
-    finish_axes(ax, "micro-batches per step m", "bubble (idle fraction)", "Pipeline bubble (formula)", xbase2=True,
-                yformatter=PercentFormatter(1.0))
+        ax.plot(
+            m,
+            [parallel.pipeline_bubble_fraction(p, int(k), virtual_stages=v) for k in m],
+            color=color(len(stages) - 1),
+            ls="--",
+            label=f"p = {p}, interleaved (v = {v})",
+        )
+    finish_axes(
+        ax,
+        "micro-batches per step m",
+        "bubble (idle fraction)",
+        "Pipeline bubble (formula)",
+        xbase2=True,
+        yformatter=PercentFormatter(1.0),
+    )
     return fig, ax
 
 
-def ddp_efficiency(n_params: float, n_devices: int, links, peak_flops: float, mfu: float, n_buckets: int,
-                   grad_bytes: float | None = None, tokens=None):
+def ddp_efficiency(
+    n_params: float,
+    n_devices: int,
+    links,
+    peak_flops: float,
+    mfu: float,
+    n_buckets: int,
+    grad_bytes: float | None = None,
+    tokens=None,
+):
     """Data-parallel efficiency t_compute / t_step against tokens per GPU per step T (default 10^2 ...
     10^6), per link in `links`, for three overlap models: PyTorch DDP's buckets
     (``parallel.ddp_step_time_s``), ideal overlap and none (``parallel.step_time_s``). Compute time
@@ -115,8 +146,14 @@ def ddp_efficiency(n_params: float, n_devices: int, links, peak_flops: float, mf
             ("none", "--", parallel.step_time_s(comp, comm, overlap=0.0)),
         ]
         for label, ls, t_step in overlap_models:
-            ax.plot(tokens, comp / t_step, color=color(i), ls=ls, lw=2 if label == "DDP" else 1,
-                    label=f"{link.name}, {label}")
+            ax.plot(
+                tokens,
+                comp / t_step,
+                color=color(i),
+                ls=ls,
+                lw=2 if label == "DDP" else 1,
+                label=f"{link.name}, {label}",
+            )
     ax.set_xscale("log")
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel("tokens per GPU per step T")

@@ -3,6 +3,7 @@ the roofline bounds of decoding. Bounds from ``hwlib.flops`` and ``hwlib.memory`
 peaks and bandwidths (not measurements); the MFU curve is a live measurement labelled with its
 device. Each function returns (fig, ax).
 """
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -21,8 +22,7 @@ def mfu_vs_batch(mfu_by_batch: dict, device: str, peak_kind: str):
         raise ValueError("mfu_by_batch must map at least one batch size to its measured MFU")
     batches = list(mfu_by_batch)
     fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
-    ax.plot(batches, [mfu_by_batch[b] for b in batches], "o-", color=color(0), lw=2,
-            label=source_label("live", device))
+    ax.plot(batches, [mfu_by_batch[b] for b in batches], "o-", color=color(0), lw=2, label=source_label("live", device))
     ax.set_xscale("log", base=2)
     ax.set_ylim(0, 1.05)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
@@ -33,8 +33,13 @@ def mfu_vs_batch(mfu_by_batch: dict, device: str, peak_kind: str):
     return fig, ax
 
 
-def decode_bound(model: str = "Llama 3 8B", accelerator: str = "H100 SXM", contexts=(0, 4096, None),
-                 batches=None, precision: str = "bf16"):
+def decode_bound(
+    model: str = "Llama 3 8B",
+    accelerator: str = "H100 SXM",
+    contexts=(0, 4096, None),
+    batches=None,
+    precision: str = "bf16",
+):
     """Upper bound on decode tokens/s of the whole batch against batch B (default 1 ... 1024):
     min(B β / (W + B Q_KV), π / 2N) (``flops.decode_tokens_per_s_bound``), one curve per KV-cache
     length in `contexts` (0: none; None: the model's context window). Batches whose weights plus KV
@@ -55,12 +60,24 @@ def decode_bound(model: str = "Llama 3 8B", accelerator: str = "H100 SXM", conte
             last = np.flatnonzero(ok).max() if ok.any() else 0  # join the dotted part to the last feasible point
             ax.loglog(batches[last:], roof[last:], ":", color=color(i))
             first_hollow = not any(h.get_label().startswith("does not fit") for h in ax.get_lines())
-            ax.loglog(batches[~ok], roof[~ok], "o", ms=4, mfc="white", color=color(i),
-                      label="does not fit in the GPU's memory" if first_hollow else None)
+            ax.loglog(
+                batches[~ok],
+                roof[~ok],
+                "o",
+                ms=4,
+                mfc="white",
+                color=color(i),
+                label="does not fit in the GPU's memory" if first_hollow else None,
+            )
     ax.axhline(compute_roof, color="black", ls="--", lw=1, label="compute roof π / 2N")
-    finish_axes(ax, "batch B (sequences decoded together)", "tokens/s, whole batch (bound)",
-                f"{m.name} decode on {acc.name}: roofline bounds (spec sheet)", xbase2=True,
-                yformatter=EngFormatter(unit="tok/s"))
+    finish_axes(
+        ax,
+        "batch B (sequences decoded together)",
+        "tokens/s, whole batch (bound)",
+        f"{m.name} decode on {acc.name}: roofline bounds (spec sheet)",
+        xbase2=True,
+        yformatter=EngFormatter(unit="tok/s"),
+    )
     return fig, ax
 
 
@@ -75,8 +92,16 @@ def decode_ceiling_vs_peak(model: str = "Llama 3 8B", accelerators=None):
     fig, ax = plt.subplots(figsize=(6.8, 3.8), layout="constrained")
     for i, acc in enumerate(a for a in parts if memory.fits(w, a.memory_bytes)):
         tps = flops.decode_tokens_per_s_bound(w, acc.bandwidth)
-        ax.plot(acc.peak_flops(acc.default_precision()) / units.TERA, tps, MARKERS[(i + i // 8) % len(MARKERS)],
-                color=color(i), ms=8, mec="black", mew=0.5, label=acc.name)
+        ax.plot(
+            acc.peak_flops(acc.default_precision()) / units.TERA,
+            tps,
+            MARKERS[(i + i // 8) % len(MARKERS)],
+            color=color(i),
+            ms=8,
+            mec="black",
+            mew=0.5,
+            label=acc.name,
+        )
     ax.set_xlabel("dense 16-bit peak (TFLOP/s)")
     ax.set_ylabel("tokens/s ceiling β/W, batch 1")
     ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))

@@ -11,9 +11,14 @@ from matplotlib.ticker import EngFormatter, LogLocator
 
 from hwlib.plot._base import OKABE_ITO
 
-SOURCE_COLOR = {"live": OKABE_ITO["blue"], "recorded": OKABE_ITO["bluish_green"],
-                "published": OKABE_ITO["orange"], "spec": OKABE_ITO["vermillion"],
-                "model": OKABE_ITO["reddish_purple"], "computed": OKABE_ITO["sky_blue"]}
+SOURCE_COLOR = {
+    "live": OKABE_ITO["blue"],
+    "recorded": OKABE_ITO["bluish_green"],
+    "published": OKABE_ITO["orange"],
+    "spec": OKABE_ITO["vermillion"],
+    "model": OKABE_ITO["reddish_purple"],
+    "computed": OKABE_ITO["sky_blue"],
+}
 
 
 def _check_bars(groups: dict) -> list:
@@ -26,8 +31,17 @@ def _check_bars(groups: dict) -> list:
     return bars
 
 
-def source_bars(groups, title: str, *, unit: str = "FLOP/s", width: float = 7.2, pad: float = 1.3,
-                numticks: int = 6, right: float | None = None, title_size=None):
+def source_bars(
+    groups,
+    title: str,
+    *,
+    unit: str = "FLOP/s",
+    width: float = 7.2,
+    pad: float = 1.3,
+    numticks: int = 6,
+    right: float | None = None,
+    title_size=None,
+):
     """Horizontal bars on a log axis, coloured by source, with a legend of the sources shown.
 
     `groups`: a list of (label, value, kind) bars, or a dict {group name: [bars]} drawn as bold-labelled
@@ -41,7 +55,7 @@ def source_bars(groups, title: str, *, unit: str = "FLOP/s", width: float = 7.2,
     y, yy = [], 0.0
     for g in groups.values():
         y += [yy + i for i in range(len(g))]
-        yy += len(g) + 0.8                                  # a gap between groups
+        yy += len(g) + 0.8  # a gap between groups
     y = -np.array(y) if named else np.arange(len(bars))[::-1]
     ax.barh(y, [b[1] for b in bars], color=[SOURCE_COLOR[b[2]] for b in bars])
     ax.set_yticks(y, [b[0] for b in bars], fontsize="small")
@@ -55,13 +69,22 @@ def source_bars(groups, title: str, *, unit: str = "FLOP/s", width: float = 7.2,
     else:
         ax.set_xlim(lo, max(b[1] for b in bars) * right)
     if named:
-        ax.set_ylim(y.min() - 0.7, y.max() + 1.3)          # room above the first group's label
+        ax.set_ylim(y.min() - 0.7, y.max() + 1.3)  # room above the first group's label
         first = 0
         for name, g in groups.items():
-            ax.annotate(name, (0.005, y[first] + 0.55), xycoords=("axes fraction", "data"), fontsize="small",
-                        weight="bold", va="bottom")
+            ax.annotate(
+                name,
+                (0.005, y[first] + 0.55),
+                xycoords=("axes fraction", "data"),
+                fontsize="small",
+                weight="bold",
+                va="bottom",
+            )
             first += len(g)
-    ax.legend(handles=[Patch(color=SOURCE_COLOR[k], label=k) for k in dict.fromkeys(b[2] for b in bars)],
-              fontsize="small", loc="lower right")
+    ax.legend(
+        handles=[Patch(color=SOURCE_COLOR[k], label=k) for k in dict.fromkeys(b[2] for b in bars)],
+        fontsize="small",
+        loc="lower right",
+    )
     ax.set_title(title, **({} if title_size is None else {"fontsize": title_size}))
     return fig, ax

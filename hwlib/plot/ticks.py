@@ -1,4 +1,5 @@
 """Tick labelling shared by the book's log-scale figures."""
+
 from __future__ import annotations
 
 from matplotlib.ticker import NullFormatter
@@ -14,8 +15,7 @@ def label_decades_only(ax, axis: str = "y"):
     return ax
 
 
-def finish_axes(ax, xlabel: str, ylabel: str, title: str, *, xbase2: bool = False, yformatter=None,
-                legend_fontsize=8):
+def finish_axes(ax, xlabel: str, ylabel: str, title: str, *, xbase2: bool = False, yformatter=None, legend_fontsize=8):
     """The closing touches of a book figure: a base-2 log x axis (`xbase2`, e.g. batch sizes or
     sequence lengths), the y tick formatter (e.g. EngFormatter(unit="B")), axis labels, the title and a
     legend at `legend_fontsize` (None: no legend). Returns ax."""

@@ -27,8 +27,15 @@ def tile_bars(tile_needed: dict, tiers, fmts, title: str):
     width = 0.8 / len(fmts)
     for i, (f, b, label) in enumerate(fmts):
         xs = np.arange(len(tiers)) + (i - (len(fmts) - 1) / 2) * width
-        ax.bar(xs, [tile_needed[(tier, f)] for tier, _ in tiers], width, color=color(i),
-               hatch="//" if f == "fp32" else None, edgecolor="white", label=f"{label} ({b} B/element)")
+        ax.bar(
+            xs,
+            [tile_needed[(tier, f)] for tier, _ in tiers],
+            width,
+            color=color(i),
+            hatch="//" if f == "fp32" else None,
+            edgecolor="white",
+            label=f"{label} ({b} B/element)",
+        )
     ax.set_yscale("log")
     ax.set_xticks(range(len(tiers)), [textwrap.fill(tier, 18) for tier, _ in tiers], fontsize="small")
     ax.set_ylabel("minimum tile size t (elements per side)")
@@ -38,9 +45,11 @@ def tile_bars(tile_needed: dict, tiers, fmts, title: str):
     return fig, ax
 
 
-_PANELS = [(1, "B", "capacity", lambda v: units.format_bytes(v, binary=True)),
-           (2, "B/s", "bandwidth", units.format_bandwidth),
-           (3, "s", "access latency", units.format_seconds)]
+_PANELS = [
+    (1, "B", "capacity", lambda v: units.format_bytes(v, binary=True)),
+    (2, "B/s", "bandwidth", units.format_bandwidth),
+    (3, "s", "access latency", units.format_seconds),
+]
 
 
 def hierarchy_bars(rows, title: str):
@@ -51,15 +60,24 @@ def hierarchy_bars(rows, title: str):
     SOURCE_COLOR's keys; a None cell is written 'not shown'. Returns (fig, axes)."""
     kinds = {cell[1] for row in rows for cell in row[1:] if cell is not None}
     if not rows or kinds - set(SOURCE_COLOR):
-        raise ValueError(f"hierarchy_bars: need rows with source kinds among {', '.join(SOURCE_COLOR)}; "
-                         f"got {len(rows)} rows, kinds {sorted(kinds)}")
+        raise ValueError(
+            f"hierarchy_bars: need rows with source kinds among {', '.join(SOURCE_COLOR)}; "
+            f"got {len(rows)} rows, kinds {sorted(kinds)}"
+        )
     fig, axes = plt.subplots(3, 1, figsize=(7.2, 8.4), sharey=True, layout="constrained")
     y = np.arange(len(rows))[::-1]
     for ax, (col, unit, name, fmt) in zip(axes, _PANELS):
         for yi, row in zip(y, rows):
             if row[col] is None:
-                ax.text(1.02, yi, "not shown", transform=ax.get_yaxis_transform(), va="center", fontsize="small",
-                        color="0.4")
+                ax.text(
+                    1.02,
+                    yi,
+                    "not shown",
+                    transform=ax.get_yaxis_transform(),
+                    va="center",
+                    fontsize="small",
+                    color="0.4",
+                )
                 continue
             v, kind = row[col]
             ax.barh(yi, v, color=SOURCE_COLOR[kind])
@@ -70,7 +88,11 @@ def hierarchy_bars(rows, title: str):
         lo, hi = ax.get_xlim()
         ax.set_xlim(lo, hi * 30)
     axes[0].set_yticks(y, [r[0] for r in rows])
-    fig.legend(handles=[Patch(color=SOURCE_COLOR[k], label=k) for k in ("spec", "computed", "published")],
-               loc="upper right", fontsize="small", ncols=3)
+    fig.legend(
+        handles=[Patch(color=SOURCE_COLOR[k], label=k) for k in ("spec", "computed", "published")],
+        loc="upper right",
+        fontsize="small",
+        ncols=3,
+    )
     fig.suptitle(title, x=0.02, ha="left")
     return fig, axes

@@ -7,6 +7,7 @@
 `hwlib.calculator.estimate` and `hwlib.roofline` themselves), `widgets` builds the self-contained
 HTML. (The gallery's tables are `hwlib.gallery`; the parity tests' inputs live in tests/parity.py.)
 """
+
 from .transpile import Unsupported, to_js
 from .widgets import llm_calculator, roofline_explorer
 

@@ -3,6 +3,7 @@ signature at build time, or at run time for ``*args``/``**kwargs``), dataclass c
 (static when the object's class is known, `$rt.callmethod` otherwise), exceptions, and the built-ins
 of `_names.CALLS`.
 """
+
 from __future__ import annotations
 
 import ast
@@ -12,16 +13,19 @@ import types
 
 import numpy as np
 
-from ._names import (CALLS, EXCEPTIONS, SIGNATURES, TYPES, Unsupported, class_id, const_literal,
-                     is_hwlib_dataclass)
+from ._names import CALLS, EXCEPTIONS, SIGNATURES, TYPES, Unsupported, class_id, const_literal, is_hwlib_dataclass
 
 
 def _is_snapshot(obj) -> bool:
     """A cached data loader without parameters (functools.cache): evaluated once, at build time."""
     import functools
+
     wrapped = getattr(obj, "__wrapped__", None)
-    return (isinstance(obj, functools._lru_cache_wrapper) and wrapped is not None
-            and not inspect.signature(wrapped).parameters)
+    return (
+        isinstance(obj, functools._lru_cache_wrapper)
+        and wrapped is not None
+        and not inspect.signature(wrapped).parameters
+    )
 
 
 class CallMixin:
@@ -31,12 +35,17 @@ class CallMixin:
         """A call with *args or **kwargs to a generated function: bound at run time by signature."""
         qual = json.dumps(f"{fn.__module__}.{fn.__qualname__}")
         name = self.program.need_function(fn)
-        pos = ", ".join(f"...$rt.iter({self.expr(a.value)})" if isinstance(a, ast.Starred) else self.expr(a)
-                        for a in n.args)
-        kw = ", ".join(f"...{self.expr(k.value)}" if k.arg is None else f"{json.dumps(k.arg)}: {self.expr(k.value)}"
-                       for k in n.keywords)
-        return (f"{name}(...$rt.bindArgs({qual}, signatures[{qual}].params, signatures[{qual}].defaults, "
-                f"[{pos}], {{{kw}}}))")
+        pos = ", ".join(
+            f"...$rt.iter({self.expr(a.value)})" if isinstance(a, ast.Starred) else self.expr(a) for a in n.args
+        )
+        kw = ", ".join(
+            f"...{self.expr(k.value)}" if k.arg is None else f"{json.dumps(k.arg)}: {self.expr(k.value)}"
+            for k in n.keywords
+        )
+        return (
+            f"{name}(...$rt.bindArgs({qual}, signatures[{qual}].params, signatures[{qual}].defaults, "
+            f"[{pos}], {{{kw}}}))"
+        )
 
     def call(self, n) -> str:
         f = n.func
@@ -49,7 +58,7 @@ class CallMixin:
         if isinstance(f, ast.Attribute):
             base = None if self.rooted_in_local(f) else self.static(f.value, None)
             if not isinstance(base, types.ModuleType):
-                return self.method_call(n)      # x.lower(), ", ".join(...), shape.n_params()
+                return self.method_call(n)  # x.lower(), ", ".join(...), shape.n_params()
         if not isinstance(f, (ast.Name, ast.Attribute)) or (isinstance(f, ast.Name) and self.is_local(f.id)):
             if n.keywords:
                 raise Unsupported(f"{self.where}: keyword arguments in a call of {ast.unparse(f)}")
@@ -74,8 +83,10 @@ class CallMixin:
         if callee is type:
             return f"$rt.type({args[0]})"
         if callee is dict:
-            kw = ", ".join(f"...{self.expr(k.value)}" if k.arg is None else f"{json.dumps(k.arg)}: {self.expr(k.value)}"
-                           for k in n.keywords)
+            kw = ", ".join(
+                f"...{self.expr(k.value)}" if k.arg is None else f"{json.dumps(k.arg)}: {self.expr(k.value)}"
+                for k in n.keywords
+            )
             return f"({{...$rt.dict($rt.items_of({args[0] if args else '{}'})), {kw}}})"
         if callee is np.where:
             return f"({self.test(n.args[0])} ? {args[1]} : {args[2]})"
@@ -94,7 +105,7 @@ class CallMixin:
                 if params is None:
                     raise Unsupported(f"{self.where}: keyword arguments to {ast.unparse(f)}")
                 given = dict(zip(params, args)) | {k.arg: self.expr(k.value) for k in n.keywords}
-                args = [given.get(p, "undefined") for p in params[:max(params.index(k) for k in given) + 1]]
+                args = [given.get(p, "undefined") for p in params[: max(params.index(k) for k in given) + 1]]
             return f"{CALLS[callee]}({', '.join(args)})"
         raise Unsupported(f"{self.where}: call to {ast.unparse(f)} ({callee!r:.60})")
 
@@ -121,8 +132,9 @@ class CallMixin:
 
     def construct(self, cls, n, args) -> str:
         meta = self.program.need_class(cls)
-        kw = ", ".join(f"...{self.expr(k.value)}" if k.arg is None else f"{k.arg}: {self.expr(k.value)}"
-                       for k in n.keywords)
+        kw = ", ".join(
+            f"...{self.expr(k.value)}" if k.arg is None else f"{k.arg}: {self.expr(k.value)}" for k in n.keywords
+        )
         return f"$rt.construct({meta}, [{', '.join(args)}], {{{kw}}})"
 
     def method_call(self, n) -> str:

@@ -6,6 +6,7 @@ hwlib/data/web/runtime.js (`_names.CALLS`). Methods and attributes of objects wh
 is known statically are called directly; otherwise `$rt.callmethod` / `$rt.getattr` dispatch on the
 object's class at run time.
 """
+
 from __future__ import annotations
 
 import ast
@@ -18,8 +19,13 @@ from ._calls import CallMixin
 from ._names import BOOL_CALLS, EXCEPTIONS, Unsupported, const_literal, local_name
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
-_RT_BINOPS = {ast.Div: "$rt.div", ast.FloorDiv: "$rt.floordiv", ast.Mod: "$rt.mod", ast.Pow: "$rt.pow",
-              ast.BitAnd: "$rt.and_"}
+_RT_BINOPS = {
+    ast.Div: "$rt.div",
+    ast.FloorDiv: "$rt.floordiv",
+    ast.Mod: "$rt.mod",
+    ast.Pow: "$rt.pow",
+    ast.BitAnd: "$rt.and_",
+}
 _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "===", ast.IsNot: "!=="}
 _MISSING = object()
 
@@ -75,7 +81,9 @@ class ExprMixin(CallMixin):
                 return f"({'-' if isinstance(n.op, ast.USub) else '+'}{self.expr(n.operand)})"
         if isinstance(n, ast.BoolOp):
             if all(self.is_bool(v) for v in n.values):
-                return "(" + (" && " if isinstance(n.op, ast.And) else " || ").join(self.expr(v) for v in n.values) + ")"
+                return (
+                    "(" + (" && " if isinstance(n.op, ast.And) else " || ").join(self.expr(v) for v in n.values) + ")"
+                )
             fn = "$rt.andThen" if isinstance(n.op, ast.And) else "$rt.or_"
             out = self.expr(n.values[-1])
             for v in reversed(n.values[:-1]):
@@ -99,8 +107,10 @@ class ExprMixin(CallMixin):
         if isinstance(n, ast.Set):
             return "$rt.set([" + ", ".join(self.expr(e) for e in n.elts) + "])"
         if isinstance(n, ast.Dict):
-            parts = [f"...{self.expr(v)}" if k is None else f"[{self.expr(k)}]: {self.expr(v)}"
-                     for k, v in zip(n.keys, n.values)]
+            parts = [
+                f"...{self.expr(v)}" if k is None else f"[{self.expr(k)}]: {self.expr(v)}"
+                for k, v in zip(n.keys, n.values)
+            ]
             return "({" + ", ".join(parts) + "})"
         if isinstance(n, ast.JoinedStr):
             return "(" + " + ".join(['""'] + [self.fstring_part(v) for v in n.values]) + ")"
@@ -116,8 +126,9 @@ class ExprMixin(CallMixin):
             return "$rt.set(" + self.comprehension(n, lambda: self.expr(n.elt)) + ")"
         if isinstance(n, ast.DictComp):
             return "$rt.dict(" + self.comprehension(n, lambda: f"[{self.expr(n.key)}, {self.expr(n.value)}]") + ")"
-        raise Unsupported(f"{self.where}, line {getattr(n, 'lineno', '?')}: expression {type(n).__name__}: "
-                          f"{ast.unparse(n)}")
+        raise Unsupported(
+            f"{self.where}, line {getattr(n, 'lineno', '?')}: expression {type(n).__name__}: {ast.unparse(n)}"
+        )
 
     def scoped(self, names, build):
         self.scopes.append(set(names))
@@ -137,6 +148,7 @@ class ExprMixin(CallMixin):
             target = self.assign_target(g.target)
             out = source + "".join(f".filter(({target}) => {self.test(c)})" for c in g.ifs)
             return out + f".map(({target}) => {element()})"
+
         return self.scoped(names, build)
 
     def fstring_part(self, v) -> str:
@@ -154,10 +166,12 @@ class ExprMixin(CallMixin):
 
     def binop(self, op, left, right) -> str:
         a, b = self.expr(left), self.expr(right)
-        if isinstance(op, ast.Add) and any(isinstance(x, (ast.List, ast.Tuple)) or
-                                           isinstance(self.static(x, None), (list, tuple))
-                                           for x in (left, right) if not isinstance(x, ast.Constant)):
-            return f"$rt.add({a}, {b})"         # sequence concatenation
+        if isinstance(op, ast.Add) and any(
+            isinstance(x, (ast.List, ast.Tuple)) or isinstance(self.static(x, None), (list, tuple))
+            for x in (left, right)
+            if not isinstance(x, ast.Constant)
+        ):
+            return f"$rt.add({a}, {b})"  # sequence concatenation
         if type(op) in _BINOPS:
             return f"({a} {_BINOPS[type(op)]} {b})"
         if type(op) in _RT_BINOPS:
@@ -186,7 +200,11 @@ class ExprMixin(CallMixin):
             return isinstance(n.value, bool)
         if isinstance(n, ast.BoolOp):
             return all(self.is_bool(v) for v in n.values)
-        if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)) and not self.rooted_in_local(n.func):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, (ast.Name, ast.Attribute))
+            and not self.rooted_in_local(n.func)
+        ):
             return self.static(n.func, None) in BOOL_CALLS
         return False
 

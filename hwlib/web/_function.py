@@ -1,6 +1,7 @@
 """Functions and statements for hwlib/web/transpile.py: one Python function (a module function, a
 method or property getter of an hwlib dataclass, or a function nested in one) → one JS function.
 """
+
 from __future__ import annotations
 
 import ast
@@ -38,8 +39,19 @@ def assigned_names(body) -> set:
 class Function(ExprMixin):
     """Compiles one function to JS. `fn` is the Python object (top level) or None (nested)."""
 
-    def __init__(self, program, node, globals_, module: str, qualname: str, js_name: str,
-                 owner=None, fn=None, scopes=None, types=None):
+    def __init__(
+        self,
+        program,
+        node,
+        globals_,
+        module: str,
+        qualname: str,
+        js_name: str,
+        owner=None,
+        fn=None,
+        scopes=None,
+        types=None,
+    ):
         self.program, self.node, self.globals, self.module = program, node, globals_, module
         self.where, self.js_name, self.owner, self.fn = f"{module}.{qualname}", js_name, owner, fn
         self.scopes = list(scopes or [])
@@ -75,8 +87,10 @@ class Function(ExprMixin):
         if doc:
             body = body[1:]
         pad = "  " * depth
-        lines = [f"{pad}// {self.where}: {doc.splitlines()[0]}" if doc else f"{pad}// {self.where}",
-                 f"{pad}function {self.js_name}({', '.join(js_params)}) {{"]
+        lines = [
+            f"{pad}// {self.where}: {doc.splitlines()[0]}" if doc else f"{pad}// {self.where}",
+            f"{pad}function {self.js_name}({', '.join(js_params)}) {{",
+        ]
         defs = {d.name for d in self.node.body if isinstance(d, ast.FunctionDef)}
         if assigned - defs:
             lines.append(f"{pad}  let " + ", ".join(sorted(local_name(n) for n in assigned - defs)) + ";")
@@ -93,7 +107,7 @@ class Function(ExprMixin):
                 mods = ", ".join(a.name for a in stmt.names) if isinstance(stmt, ast.Import) else stmt.module
                 message = json.dumps(f"{mods} (array input) is not available in the browser")
                 out.append(f'{pad}throw $rt.exc("ImportError", {message});')
-                break                           # the rest of this block needs that module
+                break  # the rest of this block needs that module
             out += self.statement(stmt, depth)
         return out
 
@@ -104,8 +118,16 @@ class Function(ExprMixin):
                 return []
             return [f"{pad}{self.expr(s.value)};"]
         if isinstance(s, ast.FunctionDef):
-            inner = Function(self.program, s, self.globals, self.module, f"{self.where.split('.')[-1]}.{s.name}",
-                             local_name(s.name), scopes=self.scopes, types=self.types)
+            inner = Function(
+                self.program,
+                s,
+                self.globals,
+                self.module,
+                f"{self.where.split('.')[-1]}.{s.name}",
+                local_name(s.name),
+                scopes=self.scopes,
+                types=self.types,
+            )
             return [inner.emit(depth)]
         if isinstance(s, ast.Assign):
             value = self.expr(s.value)
@@ -169,8 +191,13 @@ class Function(ExprMixin):
         if not (isinstance(target, ast.Name) and isinstance(value, ast.Call)):
             return
         f = value.func
-        callee = None if isinstance(f, ast.Attribute) and self.rooted_in_local(f) else self.static(f, None) \
-            if isinstance(f, (ast.Name, ast.Attribute)) else None
+        callee = (
+            None
+            if isinstance(f, ast.Attribute) and self.rooted_in_local(f)
+            else self.static(f, None)
+            if isinstance(f, (ast.Name, ast.Attribute))
+            else None
+        )
         cls = callee if is_hwlib_dataclass(callee) else None
         if cls is None and callable(callee) and hasattr(callee, "__annotations__"):
             cls = self.annotation_class(callee.__annotations__.get("return"), getattr(callee, "__globals__", None))

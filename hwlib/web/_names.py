@@ -3,6 +3,7 @@
 JS literals for Python constants, and JS-safe local names. numpy names map to their scalar meaning:
 the page only ever sends scalars.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -21,30 +22,69 @@ class Unsupported(NotImplementedError):
 
 
 CALLS = {
-    builtins.float: "$rt.float", builtins.int: "$rt.int", builtins.str: "$rt.str", builtins.len: "$rt.len",
-    builtins.bool: "$rt.bool", builtins.sum: "$rt.sum", builtins.min: "$rt.min", builtins.max: "$rt.max",
-    builtins.abs: "$rt.abs", builtins.sorted: "$rt.sorted", builtins.repr: "$rt.repr",
-    builtins.list: "$rt.list", builtins.tuple: "$rt.list", builtins.set: "$rt.set", builtins.hasattr: "$rt.hasattr",
-    builtins.getattr: "$rt.getattr", builtins.any: "$rt.any", builtins.all: "$rt.all",
-    math.isnan: "$rt.isnan", math.isinf: "$rt.isinf", math.isfinite: "$rt.isfinite", math.sqrt: "$rt.sqrt",
-    math.log: "$rt.log", math.log10: "$rt.log10", math.log2: "$rt.log2", math.exp: "$rt.exp",
-    math.floor: "$rt.floor", math.ceil: "$rt.ceil", math.fabs: "$rt.abs",
-    np.minimum: "Math.min", np.maximum: "Math.max", np.sqrt: "Math.sqrt", np.log: "Math.log",
-    np.log2: "Math.log2", np.log10: "Math.log10", np.exp: "Math.exp", np.abs: "Math.abs",
-    np.ndim: "$rt.ndim", difflib.get_close_matches: "$rt.get_close_matches",
+    builtins.float: "$rt.float",
+    builtins.int: "$rt.int",
+    builtins.str: "$rt.str",
+    builtins.len: "$rt.len",
+    builtins.bool: "$rt.bool",
+    builtins.sum: "$rt.sum",
+    builtins.min: "$rt.min",
+    builtins.max: "$rt.max",
+    builtins.abs: "$rt.abs",
+    builtins.sorted: "$rt.sorted",
+    builtins.repr: "$rt.repr",
+    builtins.list: "$rt.list",
+    builtins.tuple: "$rt.list",
+    builtins.set: "$rt.set",
+    builtins.hasattr: "$rt.hasattr",
+    builtins.getattr: "$rt.getattr",
+    builtins.any: "$rt.any",
+    builtins.all: "$rt.all",
+    math.isnan: "$rt.isnan",
+    math.isinf: "$rt.isinf",
+    math.isfinite: "$rt.isfinite",
+    math.sqrt: "$rt.sqrt",
+    math.log: "$rt.log",
+    math.log10: "$rt.log10",
+    math.log2: "$rt.log2",
+    math.exp: "$rt.exp",
+    math.floor: "$rt.floor",
+    math.ceil: "$rt.ceil",
+    math.fabs: "$rt.abs",
+    np.minimum: "Math.min",
+    np.maximum: "Math.max",
+    np.sqrt: "Math.sqrt",
+    np.log: "Math.log",
+    np.log2: "Math.log2",
+    np.log10: "Math.log10",
+    np.exp: "Math.exp",
+    np.abs: "Math.abs",
+    np.ndim: "$rt.ndim",
+    difflib.get_close_matches: "$rt.get_close_matches",
 }
 SIGNATURES = {difflib.get_close_matches: ["word", "possibilities", "n", "cutoff"]}
-BOOL_CALLS = {builtins.isinstance, builtins.hasattr, math.isnan, math.isinf, math.isfinite,
-              builtins.any, builtins.all}
-TYPES = {numbers.Real: "number", numbers.Number: "number", float: "number", int: "int", bool: "bool",
-         str: "str", list: "list", tuple: "list", dict: "dict", type(None): "NoneType"}
+BOOL_CALLS = {builtins.isinstance, builtins.hasattr, math.isnan, math.isinf, math.isfinite, builtins.any, builtins.all}
+TYPES = {
+    numbers.Real: "number",
+    numbers.Number: "number",
+    float: "number",
+    int: "int",
+    bool: "bool",
+    str: "str",
+    list: "list",
+    tuple: "list",
+    dict: "dict",
+    type(None): "NoneType",
+}
 EXCEPTIONS = (ValueError, KeyError, TypeError, ZeroDivisionError, OverflowError, IndexError, AttributeError)
-JS_RESERVED = set("""abstract arguments await boolean break byte case catch char class const continue
+JS_RESERVED = set(
+    """abstract arguments await boolean break byte case catch char class const continue
 debugger default delete do double else enum eval export extends false final finally float for function
 goto if implements import in instanceof int interface let long native new null package private
 protected public return short static super switch synchronized this throw throws transient true try
 typeof var void volatile while with yield undefined NaN Infinity Math Number Object Array String JSON
-Error Map Boolean""".split())
+Error Map Boolean""".split()
+)
 
 
 def local_name(name: str) -> str:

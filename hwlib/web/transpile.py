@@ -25,6 +25,7 @@ like an int ("4096", Python "4096.0") and ``isinstance(x, int)`` is true for who
 pscript (PyPI) was tried first: it rejects imports, generator and dict comprehensions, cannot map
 keyword arguments across modules and turns ``isinstance(x, numbers.Real)`` into a reference error.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,21 +50,27 @@ def js_name(obj) -> str:
 
 def _signature(fn, skip_self: bool) -> dict:
     params = list(inspect.signature(fn).parameters.values())
-    return {"js": js_name(fn), "params": [p.name for p in params],
-            "defaults": {p.name: p.default for p in params if p.default is not inspect.Parameter.empty
-                         and isinstance(p.default, (int, float, str, bool, type(None)))},
-            "method": skip_self}
+    return {
+        "js": js_name(fn),
+        "params": [p.name for p in params],
+        "defaults": {
+            p.name: p.default
+            for p in params
+            if p.default is not inspect.Parameter.empty and isinstance(p.default, (int, float, str, bool, type(None)))
+        },
+        "method": skip_self,
+    }
 
 
 class _Program:
     """The transitive closure of what the entry functions need, and its JS."""
 
     def __init__(self):
-        self.functions: dict[str, str] = {}     # js name -> source ("" while pending)
-        self.signatures: dict[str, dict] = {}   # "hwlib.mod.fn" / "hwlib.mod.Class.method" -> call info
+        self.functions: dict[str, str] = {}  # js name -> source ("" while pending)
+        self.signatures: dict[str, dict] = {}  # "hwlib.mod.fn" / "hwlib.mod.Class.method" -> call info
         self.constants: dict[str, str] = {}
-        self.classes: dict[str, type] = {}      # class id -> class
-        self.dynamic: set[str] = set()          # method/attribute names used on objects of unknown class
+        self.classes: dict[str, type] = {}  # class id -> class
+        self.dynamic: set[str] = set()  # method/attribute names used on objects of unknown class
         self._pending: list = []
 
     def need_function(self, fn, owner=None) -> str:
@@ -118,23 +125,32 @@ class _Program:
         lines = []
         for cid, cls in self.classes.items():
             fields = dataclasses.fields(cls)
-            factories = {f.name: f.default_factory.__name__ for f in fields
-                         if f.default_factory is not dataclasses.MISSING}
+            factories = {
+                f.name: f.default_factory.__name__ for f in fields if f.default_factory is not dataclasses.MISSING
+            }
             if any(v not in ("dict", "list") for v in factories.values()):
                 raise Unsupported(f"{cid}: default_factory other than dict/list")
-            meta = {"id": cid, "name": cls.__name__, "fields": [f.name for f in fields],
-                    "defaults": {f.name: f.default for f in fields if f.default is not dataclasses.MISSING},
-                    "factories": factories, "frozen": cls.__dataclass_params__.frozen}
+            meta = {
+                "id": cid,
+                "name": cls.__name__,
+                "fields": [f.name for f in fields],
+                "defaults": {f.name: f.default for f in fields if f.default is not dataclasses.MISSING},
+                "factories": factories,
+                "frozen": cls.__dataclass_params__.frozen,
+            }
             members = []
             for name in sorted(self.dynamic):
                 attr = inspect.getattr_static(cls, name, None)
                 if isinstance(attr, types.FunctionType):
-                    members.append(f"{json.dumps(name)}: {{method: {js_name(attr)}, "
-                                   f"params: {json.dumps(self.signatures[f'{attr.__module__}.{attr.__qualname__}']['params'])}}}")
+                    members.append(
+                        f"{json.dumps(name)}: {{method: {js_name(attr)}, "
+                        f"params: {json.dumps(self.signatures[f'{attr.__module__}.{attr.__qualname__}']['params'])}}}"
+                    )
                 elif isinstance(attr, property):
                     members.append(f"{json.dumps(name)}: {{property: {js_name(attr.fget)}}}")
-            lines.append(f"$rt.classes[{json.dumps(cid)}] = {{...{json.dumps(meta)}, "
-                         f"members: {{{', '.join(members)}}}}};")
+            lines.append(
+                f"$rt.classes[{json.dumps(cid)}] = {{...{json.dumps(meta)}, members: {{{', '.join(members)}}}}};"
+            )
         return "\n".join(lines)
 
 

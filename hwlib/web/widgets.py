@@ -11,6 +11,7 @@ stylesheet, the JavaScript generated at build time from hwlib's own Python (`tra
 model data as JSON, and the hand-written page code that draws the form and the SVG
 (``hwlib/data/web/*.js``), which computes nothing itself.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -25,16 +26,40 @@ from .transpile import to_js
 ASSETS = Path(__file__).resolve().parents[1] / "data" / "web"
 _ids = itertools.count(1)
 DTYPES = dtypes.CALCULATOR_DTYPES
-SHAPE_FIELDS = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff", "max_context",
-                "gated_mlp", "tied_embeddings", "learned_positions", "bias")
-FORMATTERS = [units.format_bytes, units.format_seconds, units.format_usd, units.format_rate, units.format_bandwidth,
-              units.format_flops, units.format_si, units.format_number, units.parse_number]
+SHAPE_FIELDS = (
+    "vocab_size",
+    "d_model",
+    "n_layers",
+    "n_heads",
+    "n_kv_heads",
+    "d_ff",
+    "max_context",
+    "gated_mlp",
+    "tied_embeddings",
+    "learned_positions",
+    "bias",
+)
+FORMATTERS = [
+    units.format_bytes,
+    units.format_seconds,
+    units.format_usd,
+    units.format_rate,
+    units.format_bandwidth,
+    units.format_flops,
+    units.format_si,
+    units.format_number,
+    units.parse_number,
+]
 
 # Kernels placed on the roofline explorer: (label, hwlib function, keyword arguments; the element
 # size comes from the chosen precision). Shapes follow chapter 6 (a d = 4096 layer for decoding).
 KERNELS = [
     ("vector add  c = a + b", roofline.elementwise_intensity, {"flops_per_element": 1, "reads": 2, "writes": 1}),
-    ("layer norm (≈ 8 FLOP per element)", roofline.elementwise_intensity, {"flops_per_element": 8, "reads": 1, "writes": 1}),
+    (
+        "layer norm (≈ 8 FLOP per element)",
+        roofline.elementwise_intensity,
+        {"flops_per_element": 8, "reads": 1, "writes": 1},
+    ),
     ("decode GEMV, batch 1 (4096×4096)", roofline.matmul_intensity, {"m": 1, "n": 4096, "k": 4096}),
     ("decode GEMM, batch 64", roofline.matmul_intensity, {"m": 64, "n": 4096, "k": 4096}),
     ("matmul 1024³", roofline.matmul_intensity, {"m": 1024, "n": 1024, "k": 1024}),
@@ -46,17 +71,27 @@ def _accelerators() -> list[dict]:
     rows = []
     for acc in specs.all():
         peaks = {p: acc.flops[p] for p in acc.precisions()}
-        rows.append({"name": acc.name, "vendor": acc.vendor, "kind": acc.kind,
-                     "memory_bytes": acc.memory_bytes, "bandwidth": acc.bandwidth, "flops": peaks,
-                     "price_per_hour_usd": acc.price_per_hour_usd,
-                     "source_bandwidth": acc.source("bandwidth"),
-                     "source_flops": {p: acc.source(p) for p in peaks}})
+        rows.append(
+            {
+                "name": acc.name,
+                "vendor": acc.vendor,
+                "kind": acc.kind,
+                "memory_bytes": acc.memory_bytes,
+                "bandwidth": acc.bandwidth,
+                "flops": peaks,
+                "price_per_hour_usd": acc.price_per_hour_usd,
+                "source_bandwidth": acc.source("bandwidth"),
+                "source_flops": {p: acc.source(p) for p in peaks},
+            }
+        )
     return rows
 
 
 def _models() -> list[dict]:
-    return [{"name": m.name, "source": m.source, **{f: getattr(m, f) for f in SHAPE_FIELDS}}
-            for m in map(models.get, models.names())]
+    return [
+        {"name": m.name, "source": m.source, **{f: getattr(m, f) for f in SHAPE_FIELDS}}
+        for m in map(models.get, models.names())
+    ]
 
 
 def _json(data) -> str:
@@ -74,23 +109,35 @@ def _html(kind: str, functions, data: dict, title: str):
     ui = (ASSETS / f"{kind}.js").read_text(encoding="utf-8")
     common = (ASSETS / "widget_common.js").read_text(encoding="utf-8")
     css = (ASSETS / "widgets.css").read_text(encoding="utf-8")
-    script = (f"(() => {{\nconst root = document.getElementById({json.dumps(wid)});\n"
-              "root.dataset.scriptStartMs = performance.now().toFixed(1);\n"
-              f"const hw = {program};\nconst DATA = {_json(data)};\n{common}\n{ui}\n}})();")
+    script = (
+        f"(() => {{\nconst root = document.getElementById({json.dumps(wid)});\n"
+        "root.dataset.scriptStartMs = performance.now().toFixed(1);\n"
+        f"const hw = {program};\nconst DATA = {_json(data)};\n{common}\n{ui}\n}})();"
+    )
     if "</script" in script.lower():
         raise ValueError("generated widget script contains '</script'")
-    html = (f'<div class="hwlib-widget hwlib-{kind} tex2jax_ignore mathjax_ignore" id="{wid}" '
-            f'data-hwlib-widget="{kind}" role="group" aria-label="{title}">'
-            f'<noscript>This calculator needs JavaScript; the same numbers come from the '
-            f'<code>hwlib</code> command line.</noscript></div>\n'
-            f"<style>{css}</style>\n<script>\n{script}\n</script>")
+    html = (
+        f'<div class="hwlib-widget hwlib-{kind} tex2jax_ignore mathjax_ignore" id="{wid}" '
+        f'data-hwlib-widget="{kind}" role="group" aria-label="{title}">'
+        f"<noscript>This calculator needs JavaScript; the same numbers come from the "
+        f"<code>hwlib</code> command line.</noscript></div>\n"
+        f"<style>{css}</style>\n<script>\n{script}\n</script>"
+    )
     return HTML(html)
 
 
-def llm_calculator(model: str = "Llama 3 8B", gpu: str = "H100 SXM", tokens: float = 15e12,
-                   n_gpus: int = 1024, mfu: float = 0.4, price_per_hour: float | None = None,
-                   seq_len: int | None = None, batch: int = 1, train_seq_len: int | None = None,
-                   micro_batch: int = 1):
+def llm_calculator(
+    model: str = "Llama 3 8B",
+    gpu: str = "H100 SXM",
+    tokens: float = 15e12,
+    n_gpus: int = 1024,
+    mfu: float = 0.4,
+    price_per_hour: float | None = None,
+    seq_len: int | None = None,
+    batch: int = 1,
+    train_seq_len: int | None = None,
+    micro_batch: int = 1,
+):
     """The napkin-math calculator of chapter 9, in the page: `hwlib.calculator.estimate` compiled to
     JavaScript. Model by name, by shape or by parameter count; every quantity with its formula.
     Serving (seq_len, batch) and training (train_seq_len, micro_batch) are separate fields; lengths
@@ -99,32 +146,55 @@ def llm_calculator(model: str = "Llama 3 8B", gpu: str = "H100 SXM", tokens: flo
     shape = models.get(model)
     default_len = min(calculator.DEFAULT_SEQ_LEN, shape.max_context)
     lengths = {k: default_len if v is None else v for k, v in (("seq_len", seq_len), ("train_seq_len", train_seq_len))}
-    calculator.estimate(shape, gpu=acc.name, batch=batch, micro_batch=micro_batch, **lengths)  # ValueError if impossible
+    calculator.estimate(
+        shape, gpu=acc.name, batch=batch, micro_batch=micro_batch, **lengths
+    )  # ValueError if impossible
     price = price_per_hour if price_per_hour is not None else acc.price_per_hour_usd
-    data = {"accelerators": _accelerators(), "models": _models(), "dtypes": list(DTYPES),
-            "precisions": list(specs.PRECISIONS), "recompute": list(memory.RECOMPUTE),
-            "attention": list(memory.ATTENTION), "default_seq_len": calculator.DEFAULT_SEQ_LEN,
-            "defaults": {"model": shape.name, "gpu": acc.name, "tokens": tokens,
-                         "n_gpus": n_gpus, "mfu": mfu, "price_per_hour": 3.0 if price is None else price,
-                         "batch": batch, "micro_batch": micro_batch, **lengths}}
-    return _html("llm", [calculator.estimate, calculator.Quantity.text, models.custom], data,
-                 "LLM memory, compute and cost calculator")
+    data = {
+        "accelerators": _accelerators(),
+        "models": _models(),
+        "dtypes": list(DTYPES),
+        "precisions": list(specs.PRECISIONS),
+        "recompute": list(memory.RECOMPUTE),
+        "attention": list(memory.ATTENTION),
+        "default_seq_len": calculator.DEFAULT_SEQ_LEN,
+        "defaults": {
+            "model": shape.name,
+            "gpu": acc.name,
+            "tokens": tokens,
+            "n_gpus": n_gpus,
+            "mfu": mfu,
+            "price_per_hour": 3.0 if price is None else price,
+            "batch": batch,
+            "micro_batch": micro_batch,
+            **lengths,
+        },
+    }
+    return _html(
+        "llm",
+        [calculator.estimate, calculator.Quantity.text, models.custom],
+        data,
+        "LLM memory, compute and cost calculator",
+    )
 
 
 def roofline_explorer(accelerator: str = "H100 SXM", precision: str = "bf16", intensity: float = 10.0):
     """The roofline explorer (chapter 6): accelerator and precision, an intensity slider, known
     kernels placed on the plot, attainable FLOP/s and the bound that sets it."""
     acc = specs.get(accelerator)
-    acc.peak_flops(precision)                  # ValueError if the part lacks it
+    acc.peak_flops(precision)  # ValueError if the part lacks it
     if not (isinstance(intensity, (int, float)) and math.isfinite(intensity) and intensity > 0):
         raise ValueError(f"intensity must be a finite number > 0; got {intensity!r}")
-    kernels = [{"label": label, "fn": f"{fn.__module__}.{fn.__qualname__}", "kwargs": kwargs}
-               for label, fn, kwargs in KERNELS]
-    data = {"accelerators": _accelerators(), "precisions": list(specs.PRECISIONS), "kernels": kernels,
-            "defaults": {"accelerator": acc.name, "intensity": float(intensity),
-                         "precision": dtypes.rate(precision)}}
-    functions = [roofline.attainable, roofline.bound, roofline.ridge_point,
-                 *dict.fromkeys(fn for _, fn, _ in KERNELS)]
+    kernels = [
+        {"label": label, "fn": f"{fn.__module__}.{fn.__qualname__}", "kwargs": kwargs} for label, fn, kwargs in KERNELS
+    ]
+    data = {
+        "accelerators": _accelerators(),
+        "precisions": list(specs.PRECISIONS),
+        "kernels": kernels,
+        "defaults": {"accelerator": acc.name, "intensity": float(intensity), "precision": dtypes.rate(precision)},
+    }
+    functions = [roofline.attainable, roofline.bound, roofline.ridge_point, *dict.fromkeys(fn for _, fn, _ in KERNELS)]
     return _html("roofline", functions, data, "Roofline explorer")
 
 

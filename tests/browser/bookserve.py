@@ -1,5 +1,6 @@
 """Shared by the browser tests: where the built book is, which pages it has, Chromium's flags and
 what counts as a known stock error."""
+
 from __future__ import annotations
 
 import os
@@ -10,8 +11,16 @@ ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 CHROMIUM = os.environ.get("HWLIB_CHROMIUM", "/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 # No console error is excused: sphinx-thebe's doubled inline script ("Identifier 'THEBE_JS_URL' has
 # already been declared") is fixed at build time by _ext/hwassets.py, so it fails the tests if it returns.
@@ -23,18 +32,18 @@ def pages() -> list[str]:
     if not HTML.is_dir():
         return []
     skip = ("_static", "_sources", "_images", "_vendor", "_sphinx_design_static")
-    return sorted(str(p.relative_to(HTML)) for p in HTML.rglob("*.html")
-                  if p.relative_to(HTML).parts[0] not in skip)
+    return sorted(str(p.relative_to(HTML)) for p in HTML.rglob("*.html") if p.relative_to(HTML).parts[0] not in skip)
 
 
 @dataclass
 class Visit:
     """One page load: the page plus what went wrong while loading it."""
+
     page: object
     url: str
-    errors: list = field(default_factory=list)       # console errors and uncaught exceptions
-    offsite: list = field(default_factory=list)      # requests to a host other than 127.0.0.1
-    failed: list = field(default_factory=list)       # HTTP status >= 400 or network failures
+    errors: list = field(default_factory=list)  # console errors and uncaught exceptions
+    offsite: list = field(default_factory=list)  # requests to a host other than 127.0.0.1
+    failed: list = field(default_factory=list)  # HTTP status >= 400 or network failures
 
     def real_errors(self) -> list:
         return [e for e in self.errors if not any(k in e for k in KNOWN_STOCK_ERRORS)]

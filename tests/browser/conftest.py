@@ -5,6 +5,7 @@ Chromium comes from Debian (`apt-get install -y chromium`), never from `playwrig
 is missing the tests skip and say so. `_build/html` must exist: `make test` builds it first
 (`make book`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,8 +44,10 @@ def server(book):
 @pytest.fixture(scope="session")
 def browser():
     if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install -y chromium): "
-                    "browser tests need it and never download a browser")
+        pytest.skip(
+            f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install -y chromium): "
+            "browser tests need it and never download a browser"
+        )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -90,8 +93,10 @@ def visit(browser, shared_context, server):
         page.on("console", lambda m: v.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: v.errors.append(f"exception: {e}"))
         page.on("response", lambda r: v.failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-        page.on("requestfailed", lambda r: v.failed.append(f"{r.failure} {r.url}")
-                if urlparse(r.url).hostname in LOCAL_HOSTS else None)
+        page.on(
+            "requestfailed",
+            lambda r: v.failed.append(f"{r.failure} {r.url}") if urlparse(r.url).hostname in LOCAL_HOSTS else None,
+        )
         page.goto(v.url, wait_until="load")
         return v
 

@@ -1,6 +1,7 @@
 """The in-page calculators of the built book, driven through their own form in Chromium: they agree
 with hwlib's Python on random inputs (relative error <= 1e-12), refuse impossible inputs with
 hwlib's message, and show a first result in under a second."""
+
 from __future__ import annotations
 
 import math
@@ -138,7 +139,7 @@ def test_llm_calculator_agrees_with_hwlib_on_250_random_inputs(visit):
         assert page["state"] == "ready", (case, page["error"])
         kwargs = page["kwargs"]
         for k in ("tokens", "seq_len", "batch", "n_gpus", "mfu", "scaling_efficiency", "price_per_hour", "gpu"):
-            assert kwargs[k] == case[k], (k, kwargs[k], case[k])      # the form passed what was typed
+            assert kwargs[k] == case[k], (k, kwargs[k], case[k])  # the form passed what was typed
         worst = max(worst, parity.compare_estimate(py[1], page["result"]))
     assert worst <= 1e-12
     assert v.real_errors() == []
@@ -148,13 +149,33 @@ def test_llm_calculator_refuses_impossible_inputs_in_the_page(visit):
     rng = random.Random(5)
     base = ui_cases(rng, 1)[0] | {"model": "Llama 3 8B"}
     bad = [{k: v} for k in ("n_gpus", "tokens", "seq_len", "batch") for v in (-1.0, 0.0, math.nan)]
-    bad += [{"mfu": v} for v in (1.5, 0.0, -0.2, math.nan)] + [{"n_gpus": 2.5}, {"seq_len": 1.5}, {"tokens": math.inf},
-            {"price_per_hour": -3.0}, {"scaling_efficiency": 1.5}, {"scaling_efficiency": 0.0},
-            {"model": None, "n_params": -1.0, "n_layers": 32, "n_kv_heads": 8, "head_dim": 128},
-            {"model": None, "n_params": math.nan, "n_layers": 32, "n_kv_heads": 8, "head_dim": 128},
-            {"model": {"custom": {"vocab_size": 32000, "d_model": 100, "n_layers": 2, "n_heads": 7, "n_kv_heads": 7,
-                                  "d_ff": 400, "max_context": 2048, "gated_mlp": True, "tied_embeddings": False,
-                                  "learned_positions": False, "bias": False}}}]
+    bad += [{"mfu": v} for v in (1.5, 0.0, -0.2, math.nan)] + [
+        {"n_gpus": 2.5},
+        {"seq_len": 1.5},
+        {"tokens": math.inf},
+        {"price_per_hour": -3.0},
+        {"scaling_efficiency": 1.5},
+        {"scaling_efficiency": 0.0},
+        {"model": None, "n_params": -1.0, "n_layers": 32, "n_kv_heads": 8, "head_dim": 128},
+        {"model": None, "n_params": math.nan, "n_layers": 32, "n_kv_heads": 8, "head_dim": 128},
+        {
+            "model": {
+                "custom": {
+                    "vocab_size": 32000,
+                    "d_model": 100,
+                    "n_layers": 2,
+                    "n_heads": 7,
+                    "n_kv_heads": 7,
+                    "d_ff": 400,
+                    "max_context": 2048,
+                    "gated_mlp": True,
+                    "tied_embeddings": False,
+                    "learned_positions": False,
+                    "bias": False,
+                }
+            }
+        },
+    ]
     cases = [{**base, **b} for b in bad]
     v = visit(widget_pages("llm")[0])
     wid = widget_id(v, "llm")
@@ -172,7 +193,8 @@ def test_llm_calculator_refuses_impossible_inputs_in_the_page(visit):
             assert parity.normalize_message(page["error"]) == parity.normalize_message(f"{py[1]}: {py[2]}")
     # Typed text: unreadable or empty fields are refused by their label (never "could not convert
     # string to float: ''"); 15T and 40% read as the command line reads them; no tokens = serving only.
-    typed = v.page.evaluate("""(id) => { const root = document.getElementById(id);
+    typed = v.page.evaluate(
+        """(id) => { const root = document.getElementById(id);
         const q = (n) => root.querySelector(`[name="${n}"]`);
         const fire = (el) => el.dispatchEvent(new Event("input", {bubbles: true}));
         const label = (n) => root.querySelector(`label[for="${q(n).id}"]`).textContent;
@@ -185,13 +207,16 @@ def test_llm_calculator_refuses_impossible_inputs_in_the_page(visit):
         out.suffixes = [root.dataset.state, JSON.parse(root.dataset.kwargs).mfu, JSON.parse(root.dataset.kwargs).tokens];
         q("tokens").value = ""; fire(q("tokens"));
         out.serving_only = [root.dataset.state, Object.keys(JSON.parse(root.dataset.result).missing)];
-        return out; }""", wid)
+        return out; }""",
+        wid,
+    )
     from hwlib import units
+
     for text, key in (("abc", "abc"), ("", "empty")):
         with pytest.raises(ValueError) as err:
             units.parse_number(text, typed["mfu_label"])
         assert typed[key] == f"ValueError: {err.value}"
-    assert typed["lengths"] == ["1024", "1024"]                  # GPT-2's context, not the 4096 before
+    assert typed["lengths"] == ["1024", "1024"]  # GPT-2's context, not the 4096 before
     assert typed["suffixes"] == ["ready", 0.4, 15e12]
     assert typed["serving_only"][0] == "ready" and "training_time_s" in typed["serving_only"][1]
     assert v.real_errors() == []
@@ -202,8 +227,14 @@ def roofline_cases(rng, n):
     for _ in range(n):
         acc = rng.choice(specs.all())
         intensity = 10 ** rng.uniform(-3, 6)
-        out.append({"accelerator": acc.name, "precision": rng.choice(acc.precisions()), "intensity": intensity,
-                    "text": repr(intensity)})
+        out.append(
+            {
+                "accelerator": acc.name,
+                "precision": rng.choice(acc.precisions()),
+                "intensity": intensity,
+                "text": repr(intensity),
+            }
+        )
     return out
 
 
@@ -215,15 +246,27 @@ def test_roofline_explorer_agrees_with_hwlib_on_250_random_inputs(visit):
     for case, page in zip(cases, got):
         assert page["state"] == "ready", (case, page["error"])
         acc = specs.get(case["accelerator"])
-        kw = {"intensity": case["intensity"], "peak_flops": acc.peak_flops(case["precision"]), "bandwidth": acc.bandwidth}
+        kw = {
+            "intensity": case["intensity"],
+            "peak_flops": acc.peak_flops(case["precision"]),
+            "bandwidth": acc.bandwidth,
+        }
         want = parity.roofline_outcome(kw)
         res = page["result"]
         assert res["bound"] == want["bound"]
-        worst = max(worst, parity.relative_error(want["attainable"], res["attainable"]),
-                    parity.relative_error(want["ridge"], res["ridge"]))
+        worst = max(
+            worst,
+            parity.relative_error(want["attainable"], res["attainable"]),
+            parity.relative_error(want["ridge"], res["ridge"]),
+        )
         for k, intensity in zip(res["kernels"], parity.kernel_intensities(case["precision"])):
-            worst = max(worst, parity.relative_error(intensity, k["intensity"]), parity.relative_error(
-                roofline.attainable(intensity, kw["peak_flops"], kw["bandwidth"]), k["attainable"]))
+            worst = max(
+                worst,
+                parity.relative_error(intensity, k["intensity"]),
+                parity.relative_error(
+                    roofline.attainable(intensity, kw["peak_flops"], kw["bandwidth"]), k["attainable"]
+                ),
+            )
             assert k["bound"] == roofline.bound(intensity, kw["peak_flops"], kw["bandwidth"])
     assert worst <= 1e-12
     assert v.real_errors() == []
@@ -233,22 +276,30 @@ def test_roofline_explorer_refuses_impossible_intensities_and_follows_its_slider
     v = visit(widget_pages("roofline")[0])
     wid = widget_id(v, "roofline")
     texts = ["-1", "0", "nan", "inf", "abc"]
-    got = v.page.evaluate(DRIVE_ROOFLINE, [wid, [{"accelerator": "H100 SXM", "precision": "bf16", "text": t}
-                                                  for t in texts]])
-    label = v.page.evaluate("""(id) => { const root = document.getElementById(id);
-        return root.querySelector(`label[for="${root.querySelector('[name="intensity"]').id}"]`).textContent; }""", wid)
+    got = v.page.evaluate(
+        DRIVE_ROOFLINE, [wid, [{"accelerator": "H100 SXM", "precision": "bf16", "text": t} for t in texts]]
+    )
+    label = v.page.evaluate(
+        """(id) => { const root = document.getElementById(id);
+        return root.querySelector(`label[for="${root.querySelector('[name="intensity"]').id}"]`).textContent; }""",
+        wid,
+    )
     from hwlib import units
+
     for text, page in zip(texts, got):
-        try:   # the field is read as hwlib.units.parse_number reads it ("nan", "abc": the field is named)
+        try:  # the field is read as hwlib.units.parse_number reads it ("nan", "abc": the field is named)
             roofline.attainable(units.parse_number(text, label), 1e15, 1e12)
         except ValueError as err:
             expected = f"ValueError: {err}"
         assert page["state"] == "error" and page["shown"], text
         assert parity.normalize_message(page["error"]) == parity.normalize_message(expected)
-    moved = v.page.evaluate("""(id) => { const root = document.getElementById(id);
+    moved = v.page.evaluate(
+        """(id) => { const root = document.getElementById(id);
         const s = root.querySelector('input[type=range]'); s.value = "3";
         s.dispatchEvent(new Event("input", {bubbles: true}));
-        return [root.querySelector('[name="intensity"]').value, JSON.parse(root.dataset.result)]; }""", wid)
+        return [root.querySelector('[name="intensity"]').value, JSON.parse(root.dataset.result)]; }""",
+        wid,
+    )
     assert float(moved[0]) == 1000.0
     h100 = specs.get("H100 SXM")
     assert moved[1]["attainable"] == roofline.attainable(1000.0, h100.peak_flops("bf16"), h100.bandwidth)

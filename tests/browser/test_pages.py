@@ -1,6 +1,7 @@
 """Every page of the built book in a real browser, offline: no error, nothing fetched from another
 host, math typeset, images loaded and described, Colab links to notebooks that exist, search,
 hidden answers, quizzes, phone width and dark mode."""
+
 from __future__ import annotations
 
 import re
@@ -11,7 +12,7 @@ import yaml
 
 from bookserve import HTML, ROOT, SCREENSHOTS, pages
 
-PAGES = [p for p in pages() if p != "index.html"]     # index.html only redirects to intro.html
+PAGES = [p for p in pages() if p != "index.html"]  # index.html only redirects to intro.html
 DROPDOWN = re.compile(r'class="(?=[^"]*\bdropdown\b)(?=[^"]*\badmonition\b)[^"]*"')
 RAW_TEX = ("\\(", "\\)", "\\[", "\\]", "$$")
 WAIT_MATHJAX = """() => (window.MathJax && MathJax.startup && MathJax.startup.promise)
@@ -146,14 +147,16 @@ def test_colab_links_open_notebooks_that_exist(book):
     branch = config["repository"].get("branch", "main")
     found = {}
     for path in PAGES:
-        for href in re.findall(r'href="(https://colab\.research\.google\.com/[^"]+)"', (HTML / path).read_text(encoding="utf-8")):
+        for href in re.findall(
+            r'href="(https://colab\.research\.google\.com/[^"]+)"', (HTML / path).read_text(encoding="utf-8")
+        ):
             found[href] = path
     assert found, "no page has a Colab button"
     for href, page in found.items():
         prefix = f"/github/{repo}/blob/{branch}/"
         url_path = urlparse(href).path
         assert url_path.startswith(prefix), f"{page}: Colab link {href} is not for {repo}@{branch}"
-        target = url_path[len(prefix):]
+        target = url_path[len(prefix) :]
         assert target.endswith(".ipynb"), f"{page}: Colab link to {target}, not a notebook"
         assert (ROOT / target).is_file(), f"{page}: Colab link to {target}, which is not in the repository"
 
@@ -166,8 +169,11 @@ def test_search_finds_roofline(visit):
     assert v.real_errors() == [] and v.offsite == []
 
 
-SHOTS = [p for p in ("intro.html", "calculators.html", "gallery.html", "chapters/06_roofline.html", "search.html")
-         if p in PAGES]
+SHOTS = [
+    p
+    for p in ("intro.html", "calculators.html", "gallery.html", "chapters/06_roofline.html", "search.html")
+    if p in PAGES
+]
 
 
 @pytest.mark.parametrize("path", SHOTS)
@@ -181,13 +187,17 @@ def test_phone_and_dark_mode_screenshots(visit, path):
     for width in (390, 1280):
         for dark in (False, True):
             v.page.set_viewport_size({"width": width, "height": 900})
-            v.page.emulate_media(color_scheme="dark" if dark else "light")   # the theme follows ("auto")
+            v.page.emulate_media(color_scheme="dark" if dark else "light")  # the theme follows ("auto")
             v.page.wait_for_function(f"document.documentElement.dataset.theme === '{'dark' if dark else 'light'}'")
-            v.page.screenshot(path=str(SCREENSHOTS / f"{name}-{width}-{'dark' if dark else 'light'}.png"), full_page=True)
+            v.page.screenshot(
+                path=str(SCREENSHOTS / f"{name}-{width}-{'dark' if dark else 'light'}.png"), full_page=True
+            )
             overflow = v.page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 1, f"{path} at {width}px scrolls sideways by {overflow}px"
             contrast = v.page.evaluate(CONTRAST)
-            assert contrast >= 4.5, f"{path}: calculator/gallery text contrast {contrast:.2f}:1 < 4.5:1 ({width}px, dark={dark})"
+            assert contrast >= 4.5, (
+                f"{path}: calculator/gallery text contrast {contrast:.2f}:1 < 4.5:1 ({width}px, dark={dark})"
+            )
     assert v.real_errors() == []
 
 

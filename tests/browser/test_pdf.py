@@ -1,5 +1,6 @@
 """The whole-book PDF (`make pdf`, tools/build_pdf.py): built, fresh, one chapter per page or more,
 and reachable from every page's PDF button."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -36,8 +37,10 @@ def test_pdf_is_fresh_and_has_every_document(pdf):
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF-")
     assert build_pdf.page_count(pdf) >= len(toc_documents()), "each document starts on its own page"
-    assert re.search(rb"/Title\s*\((?:\xfe\xff)?[^)]*H\x00?a\x00?r\x00?d\x00?w\x00?a\x00?r\x00?e", data) or \
-        b"Hardware for AI" in data, "the PDF's title is the book's"
+    assert (
+        re.search(rb"/Title\s*\((?:\xfe\xff)?[^)]*H\x00?a\x00?r\x00?d\x00?w\x00?a\x00?r\x00?e", data)
+        or b"Hardware for AI" in data
+    ), "the PDF's title is the book's"
 
 
 def test_every_page_links_the_pdf(visit):

@@ -13,6 +13,7 @@ drops the rounds where a neighbour hit only one side. Bytes are counted the same
 
 Exit status 1 when any kernel's median ratio falls outside [--min-ratio, --max-ratio] (0 disables).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,9 +72,16 @@ def compare(rounds: int = 9, n: int | None = None) -> dict:
                 c_rates[k].append(c[k])
                 ratios[k].append(py[k] / c[k])
     med = statistics.median
-    return {"n": n, "threads": threads, "rounds": rounds, "hwlib": {k: med(v) for k, v in py_rates.items()},
-            "c": {k: med(v) for k, v in c_rates.items()}, "ratio": {k: med(v) for k, v in ratios.items()},
-            "ratios": ratios, "device": rec["device"]["name"]}
+    return {
+        "n": n,
+        "threads": threads,
+        "rounds": rounds,
+        "hwlib": {k: med(v) for k, v in py_rates.items()},
+        "c": {k: med(v) for k, v in c_rates.items()},
+        "ratio": {k: med(v) for k, v in ratios.items()},
+        "ratios": ratios,
+        "device": rec["device"]["name"],
+    }
 
 
 def main(argv=None) -> int:
@@ -88,13 +96,19 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(res, indent=1))
     else:
-        print(f"{res['device']}: 3 arrays x {res['n']} float64 ({res['n'] * 8 / 2**20:.0f} MiB each), "
-              f"{res['threads']} threads, median of {args.rounds} alternating rounds; GB = 1e9 bytes")
+        print(
+            f"{res['device']}: 3 arrays x {res['n']} float64 ({res['n'] * 8 / 2**20:.0f} MiB each), "
+            f"{res['threads']} threads, median of {args.rounds} alternating rounds; GB = 1e9 bytes"
+        )
         print(f"{'kernel':<8}{'hwlib (NumPy)':>16}{'C -O3 -march=native':>22}{'ratio':>8}")
         for k in KERNELS:
             print(f"{k:<8}{res['hwlib'][k] / 1e9:>11.2f} GB/s{res['c'][k] / 1e9:>17.2f} GB/s{res['ratio'][k]:>8.2f}")
-    bad = [k for k in KERNELS if (args.min_ratio and res["ratio"][k] < args.min_ratio)
-           or (args.max_ratio and res["ratio"][k] > args.max_ratio)]
+    bad = [
+        k
+        for k in KERNELS
+        if (args.min_ratio and res["ratio"][k] < args.min_ratio)
+        or (args.max_ratio and res["ratio"][k] > args.max_ratio)
+    ]
     if bad:
         print(f"outside {args.min_ratio:.2f}-{args.max_ratio:.2f} x the C loop: {', '.join(bad)}", file=sys.stderr)
         return 1

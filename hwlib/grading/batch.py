@@ -91,14 +91,7 @@ def _worker(grade_one, exercise, expected, sub, cfg, secrets_paths, meta, conn, 
                 executed = None
     except BaseException as exc:  # never lose a submission
         reason = f"grader error: {type(exc).__name__}: {str(exc)[:200]}"
-        res = results.build(
-            exercise,
-            results.not_run(exercise, reason),
-            submission=sub.identity,
-            status="grader_error",
-            reason=reason,
-            meta=meta,
-        )
+        res = results.not_graded(exercise, reason, submission=sub.identity, status="grader_error", meta=meta)
         res["extra_data"]["traceback"] = traceback.format_exc()[-2000:]
     left = reap_descendants() if reaper and os.path.isdir("/proc") else 0
     if left:
@@ -195,14 +188,7 @@ def grade_batch(
         )
 
     def fail(sub, meta, reason):
-        res = results.build(
-            exercise,
-            results.not_run(exercise, reason),
-            submission=sub.identity,
-            status="grader_error",
-            reason=reason,
-            meta=meta,
-        )
+        res = results.not_graded(exercise, reason, submission=sub.identity, status="grader_error", meta=meta)
         finish(sub, res)
 
     try:

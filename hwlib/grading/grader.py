@@ -134,14 +134,8 @@ def grade_one(
     nb, problem = load_submission(sub.path, exercise.id)
     if problem:
         status, reason = problem
-        res = results.build(
-            exercise,
-            results.not_run(exercise, reason),
-            submission=sub.identity,
-            status=status,
-            reason=reason,
-            elapsed=time.monotonic() - t0,
-            meta=meta,
+        res = results.not_graded(
+            exercise, reason, submission=sub.identity, status=status, elapsed=time.monotonic() - t0, meta=meta
         )
         return res, None
     run = runner.Runner(nb, exercise.checks, cfg, secrets_paths).run()

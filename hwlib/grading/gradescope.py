@@ -74,9 +74,7 @@ def run_gradescope(args, exercise) -> int:
     root = Path(args.autograder_root)
     chosen, why = pick(root / "submission", exercise.id)
     if chosen is None:
-        res = results.build(
-            exercise, results.not_run(exercise, why), submission="(none)", status="not_a_file", reason=why
-        )
+        res = results.not_graded(exercise, why, submission="(none)", status="not_a_file")
         print(f"refused: {why}; wrote {_write_results(root, res)}")
         return 0
     sub = identity.Submission(chosen, chosen.name)
@@ -86,13 +84,7 @@ def run_gradescope(args, exercise) -> int:
             grader.preflight(exercise, cfg, [p for p in (args.checks,) if p])
         except grader.GraderSetupError as exc:
             reason = "The autograder could not run on the grader's side; your instructor has been told."
-            res = results.build(
-                exercise,
-                results.not_run(exercise, reason),
-                submission=sub.identity,
-                status="grader_error",
-                reason=reason,
-            )
+            res = results.not_graded(exercise, reason, submission=sub.identity, status="grader_error")
             res["extra_data"]["grader_error"] = str(exc)
             _write_results(root, res)
             print(f"hwlib: grader error: {exc}", file=sys.stderr)

@@ -86,6 +86,12 @@ def not_run(exercise, reason: str) -> list[Verdict]:
     return [Verdict(c.name, 0.0, c.points, False, False, f"not graded: {reason}") for c in exercise.checks]
 
 
+def not_graded(exercise, reason: str, *, submission: str, status: str, **kw) -> dict:
+    """The results.json mapping for a submission that was never run: every check scores zero with
+    `reason`, which is also the mapping's reason; `kw` as for `build` (elapsed, meta)."""
+    return build(exercise, not_run(exercise, reason), submission=submission, status=status, reason=reason, **kw)
+
+
 def feedback_text(results: dict, title: str = "") -> str:
     extra = results["extra_data"]
     lines = [

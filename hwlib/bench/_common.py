@@ -108,6 +108,11 @@ def sizes_for(bk, quick: bool, gpu, cpu, gpu_quick=None, cpu_quick=None):
     return list(cpu_quick if quick and cpu_quick is not None else cpu)
 
 
+def sizes_or_default(name: str, given, bk, quick: bool, gpu, cpu, gpu_quick=None, cpu_quick=None) -> list:
+    """The caller's sizes `given`, or else the device's defaults (as `sizes_for`), checked as `check_sizes`."""
+    return check_sizes(name, given or sizes_for(bk, quick, gpu, cpu, gpu_quick, cpu_quick))
+
+
 def check_sizes(name: str, values) -> list:
     out = []
     for v in values:

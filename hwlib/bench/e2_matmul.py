@@ -71,30 +71,26 @@ def matmul(
     (GPU 8192 x 8192 fp16 = 128 MiB, CPU 4096 x 4096 fp32 = 64 MiB: larger than the caches).
     """
     bk = _common.resolve(xp)
-    sizes = _common.check_sizes(
+    sizes = _common.sizes_or_default(
         "sizes",
-        sizes
-        or _common.sizes_for(
-            bk,
-            quick,
-            [256, 512, 1024, 2048, 4096, 8192],
-            [64, 128, 256, 512, 1024],
-            gpu_quick=[256, 512, 1024, 2048, 4096],
-            cpu_quick=[64, 128, 256, 512],
-        ),
+        sizes,
+        bk,
+        quick,
+        [256, 512, 1024, 2048, 4096, 8192],
+        [64, 128, 256, 512, 1024],
+        gpu_quick=[256, 512, 1024, 2048, 4096],
+        cpu_quick=[64, 128, 256, 512],
     )
     dtypes = [np.dtype(d) for d in (dtypes or (["float16", "float32"] if bk.is_gpu else ["float32", "float64"]))]
-    batches = _common.check_sizes(
+    batches = _common.sizes_or_default(
         "batches",
-        batches
-        or _common.sizes_for(
-            bk,
-            quick,
-            _common.powers_of_two(1, 4096),
-            _common.powers_of_two(1, 512),
-            gpu_quick=_common.powers_of_two(1, 1024),
-            cpu_quick=_common.powers_of_two(1, 128),
-        ),
+        batches,
+        bk,
+        quick,
+        _common.powers_of_two(1, 4096),
+        _common.powers_of_two(1, 512),
+        gpu_quick=_common.powers_of_two(1, 1024),
+        cpu_quick=_common.powers_of_two(1, 128),
     )
     k, n = _common.check_sizes("weight_shape", weight_shape or ((8192, 8192) if bk.is_gpu else (4096, 4096)))
     skinny_dtype = dtypes[0]

@@ -65,17 +65,15 @@ def decode(
     dtype = np.dtype(dtype or (np.float16 if gpu else np.float32))
     d = _common.check_sizes("d", [d or (4096 if gpu else 2048)])[0]
     layers = _common.check_sizes("layers", [layers or (4 if quick and gpu else 8)])[0]
-    batches = _common.check_sizes(
+    batches = _common.sizes_or_default(
         "batches",
-        batches
-        or _common.sizes_for(
-            bk,
-            quick,
-            _common.powers_of_two(1, 256),
-            _common.powers_of_two(1, 256),
-            gpu_quick=[1, 4, 16, 64, 256],
-            cpu_quick=[1, 4, 16, 64],
-        ),
+        batches,
+        bk,
+        quick,
+        _common.powers_of_two(1, 256),
+        _common.powers_of_two(1, 256),
+        gpu_quick=[1, 4, 16, 64, 256],
+        cpu_quick=[1, 4, 16, 64],
     )
     weight_bytes = layers * d * d * dtype.itemsize
     bw, bw_source = _bandwidth(bk, bandwidth, progress, quick)

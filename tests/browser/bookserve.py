@@ -3,24 +3,25 @@ what counts as a known stock error."""
 
 from __future__ import annotations
 
-import os
+import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM = os.environ.get("HWLIB_CHROMIUM", "/usr/bin/chromium")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+
+
+def _load_build_pdf():
+    """tools/build_pdf.py (a script, not a package): the one place that says how Chromium runs offline."""
+    spec = importlib.util.spec_from_file_location("build_pdf", ROOT / "tools" / "build_pdf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build_pdf = _load_build_pdf()
+CHROMIUM, FLAGS = build_pdf.CHROMIUM, build_pdf.FLAGS
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 # No console error is excused: sphinx-thebe's doubled inline script ("Identifier 'THEBE_JS_URL' has
 # already been declared") is fixed at build time by _ext/hwassets.py, so it fails the tests if it returns.

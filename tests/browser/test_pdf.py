@@ -3,19 +3,15 @@ and reachable from every page's PDF button."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from bookserve import CHROMIUM, HTML, ROOT
+from bookserve import CHROMIUM, HTML, ROOT, build_pdf
 
 PDF = HTML / "hardware-for-ai.pdf"
-_spec = importlib.util.spec_from_file_location("build_pdf", ROOT / "tools" / "build_pdf.py")
-build_pdf = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(build_pdf)
 
 
 def toc_documents() -> list[str]:

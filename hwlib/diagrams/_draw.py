@@ -109,6 +109,11 @@ def arrow(ax, start, end, color=INK, lw=1.4, style="-|>", text="", size=FONT, of
         )
 
 
+def under_axes(ax, x: float, y: float, text: str, ha: str = "left"):
+    """A muted caption hanging down from (x, y) in axes coordinates (0 to 1): the note under a panel."""
+    return ax.text(x, y, text, transform=ax.transAxes, ha=ha, va="top", fontsize=FONT - 0.5, color=MUTED)
+
+
 def finish(fig, alt: str, labels: dict):
     """Attach the alt text and the labelled numbers to the figure and return it."""
     fig.hwlib_alt_text = alt

@@ -10,7 +10,7 @@ import math
 from matplotlib.ticker import FuncFormatter, MultipleLocator
 
 from .. import specs, units
-from ._draw import FONT, INK, MUTED, box, canvas, cell, data, finish, plt, sm_facts, tint, value
+from ._draw import FONT, INK, box, canvas, cell, data, finish, plt, sm_facts, tint, under_axes, value
 
 
 def _cpu(name: str) -> dict:
@@ -70,16 +70,13 @@ def silicon_budget(cpu: str = "Xeon Platinum 8480+", gpu: str = "H100 SXM"):
     a3.set_ylim(0, max(per) * 1.2)
     a3.set_title("cache behind\neach lane", fontsize=FONT + 1, loc="left")
     a3.spines[["top", "right"]].set_visible(False)
-    a3.text(
+    under_axes(
+        a3,
         0.5,
         -0.16,
         f"CPU: L2 + L3 = {units.format_bytes(cpu_cache, binary=True)}\n"
         f"GPU: L2 + L1/shared = {units.format_bytes(gpu_cache, binary=True)}",
-        transform=a3.transAxes,
         ha="center",
-        va="top",
-        fontsize=FONT - 0.5,
-        color=MUTED,
     )
     alt = (
         f"Two grids of small squares, one square per FP32 lane: the {cpu} CPU has {c['cores']} cores of "
@@ -137,16 +134,7 @@ def _lane_grid(ax, title, units_n, lanes, unit_name, color, caption):
     ax.set_aspect("equal")
     ax.axis("off")
     ax.set_title(title, fontsize=FONT + 1, loc="left")
-    ax.text(
-        0,
-        -0.03,
-        f"{caption}\none square = one lane; pale box = one {unit_name} (its control, cache)",
-        transform=ax.transAxes,
-        ha="left",
-        va="top",
-        fontsize=FONT - 0.5,
-        color=MUTED,
-    )
+    under_axes(ax, 0, -0.03, f"{caption}\none square = one lane; pale box = one {unit_name} (its control, cache)")
 
 
 def sm(gpu: str = "H100 SXM"):

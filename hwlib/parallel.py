@@ -123,6 +123,14 @@ def ddp_bucket_count(grad_bytes, bucket_bytes=DDP_BUCKET_BYTES):
     return int(np.ceil(g / b))
 
 
+def _backward_fraction(value) -> float:
+    """φ, the backward pass's share of the training FLOPs: one number in (0, 1] (4N of 6N: 2/3)."""
+    phi = _check.positive("backward_fraction", value)
+    if np.ndim(phi) != 0 or phi > 1:
+        raise ValueError(f"backward_fraction must be one fraction in (0, 1] (4N of 6N FLOPs: 2/3); got {value!r}")
+    return phi
+
+
 def ddp_step_time_s(compute_s, comm_s, n_buckets=None, backward_fraction=2 / 3):
     """Step time of data parallelism when the gradient all-reduce can hide only behind the backward pass  [s]:
 
@@ -141,11 +149,7 @@ def ddp_step_time_s(compute_s, comm_s, n_buckets=None, backward_fraction=2 / 3):
     """
     c = _check.nonnegative("compute_s", compute_s)
     m = _check.nonnegative("comm_s", comm_s)
-    phi = _check.positive("backward_fraction", backward_fraction)
-    if np.ndim(phi) != 0 or phi > 1:
-        raise ValueError(
-            f"backward_fraction must be one fraction in (0, 1] (4N of 6N FLOPs: 2/3); got {backward_fraction!r}"
-        )
+    phi = _backward_fraction(backward_fraction)
     if n_buckets is None:
         inv_k = 0.0
     else:
@@ -164,9 +168,5 @@ def backward_hides_comm_tokens(comm_s, n_params, peak_flops, mfu, backward_fract
     n = _check.positive("n_params", n_params)
     pi = _check.positive("peak_flops", peak_flops)
     u = _check.positive("mfu", mfu)
-    phi = _check.positive("backward_fraction", backward_fraction)
-    if np.ndim(phi) != 0 or phi > 1:
-        raise ValueError(
-            f"backward_fraction must be one fraction in (0, 1] (4N of 6N FLOPs: 2/3); got {backward_fraction!r}"
-        )
+    phi = _backward_fraction(backward_fraction)
     return m * u * pi / (phi * 6.0 * n)

@@ -15,6 +15,8 @@ import pytest
 from hwlib import backend, bench
 from hwlib.bench import cpu, timing
 
+import bench_small
+
 CPU_BW_CEILING = 1e12  # no 2-core VM streams 1 TB/s from DRAM or cache
 CPU_PEAK_CEILING = cpu.cores() * 5e9 * 64  # cores x 5 GHz x 64 FLOP/cycle (2 AVX-512 FMA units, fp32)
 
@@ -271,14 +273,7 @@ def test_cli_all_writes_a_loadable_run(tmp_path, monkeypatch, capsys):
     from hwlib.bench import recorded
     from hwlib.cli import main
 
-    real = bench.run
-    monkeypatch.setattr(
-        bench,
-        "run",
-        lambda name, xp=None, quick=False, progress=None: real(
-            name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})
-        ),
-    )
+    bench_small.shrink(monkeypatch, SMALL)
     out = tmp_path / "run.json"
     assert main(["bench", "all", "--quick", "--out", str(out)]) == 0
     run = recorded.load(out)
@@ -289,14 +284,7 @@ def test_cli_all_writes_a_loadable_run(tmp_path, monkeypatch, capsys):
 def test_cli_all_without_out_prints_a_summary_table(monkeypatch, capsys):
     from hwlib.cli import main
 
-    real = bench.run
-    monkeypatch.setattr(
-        bench,
-        "run",
-        lambda name, xp=None, quick=False, progress=None: real(
-            name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})
-        ),
-    )
+    bench_small.shrink(monkeypatch, SMALL)
     assert main(["bench", "all", "--quick"]) == 0
     captured = capsys.readouterr()
     lines = captured.out.strip().splitlines()

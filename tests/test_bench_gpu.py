@@ -10,6 +10,7 @@ import pytest
 from hwlib import backend, bench
 from hwlib.bench import recorded
 
+import bench_small
 import gpu_standin as gs
 
 
@@ -36,14 +37,7 @@ SMALL = {
 
 
 def small_run(monkeypatch, bk, names=None):
-    real = bench.run
-    monkeypatch.setattr(
-        bench,
-        "run",
-        lambda name, xp=None, quick=False, progress=None: real(
-            name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})
-        ),
-    )
+    bench_small.shrink(monkeypatch, SMALL)
     return bench.run_all(bk, names=names)
 
 
@@ -227,14 +221,7 @@ def test_stream_kernels_compute_stream_values_on_the_stand_in(monkeypatch):
 def test_run_progress_counts_steps(monkeypatch):
     bk, _ = gs.install(monkeypatch, "H200")
     seen = []
-    real = bench.run
-    monkeypatch.setattr(
-        bench,
-        "run",
-        lambda name, xp=None, quick=False, progress=None: real(
-            name, xp, quick=quick, progress=progress, samples=1, **SMALL.get(name, {})
-        ),
-    )
+    bench_small.shrink(monkeypatch, SMALL)
     bench.run_all(bk, names=["fusion", "transfer"], progress=seen.append)
     assert any(m.startswith("[1/2] fusion") for m in seen) and any(m.startswith("[2/2] transfer") for m in seen)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import inspect
 import json
 import re
 import tomllib
@@ -123,49 +122,29 @@ def test_no_glued_value_goes_unused(page):
 # --- the transpiler's contract ---------------------------------------------------------------------
 
 
-def _transpiled_modules() -> set[str]:
-    """Modules holding functions that the in-page calculators compile to JavaScript."""
+def _transpiled_modules(monkeypatch) -> set[str]:
+    """Modules holding functions that the in-page calculators compile to JavaScript: the widgets'
+    entry functions, as they pass them to `to_js`, and everything those reach."""
     pytest.importorskip("IPython")
     from hwlib.web import transpile, widgets
 
     entry_lists = []
-    original = widgets.to_js
 
     def spy(functions, *args, **kwargs):
         entry_lists.append(list(functions))
-        return original(functions, *args, **kwargs)
+        return transpile.to_js(functions, *args, **kwargs)
 
-    widgets.to_js = spy
-    try:
-        widgets.llm_calculator()
-        widgets.roofline_explorer()
-    finally:
-        widgets.to_js = original
+    monkeypatch.setattr(widgets, "to_js", spy)
+    widgets.llm_calculator()
+    widgets.roofline_explorer()
     assert len(entry_lists) == 2
-    program = transpile._Program()
-    for functions in entry_lists:
-        for fn in functions:
-            owner = None
-            if "." in fn.__qualname__:
-                owner = inspect.getmodule(fn).__dict__[fn.__qualname__.split(".")[0]]
-                program.need_class(owner)
-            program.need_function(fn, owner)
-    program.compile()
-    modules = set()
-    for qualified in program.signatures:
-        parts = qualified.split(".")
-        for i in range(len(parts) - 1, 0, -1):
-            try:
-                importlib.import_module(".".join(parts[:i]))
-            except ImportError:
-                continue
-            modules.add(".".join(parts[:i]))
-            break
-    return modules
+    return set().union(*(transpile.compile_program(functions).modules for functions in entry_lists))
 
 
-def test_contributing_lists_every_module_the_transpiler_constrains():
+def test_contributing_lists_every_module_the_transpiler_constrains(monkeypatch):
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     block = text.split("<!-- transpiled-modules: start -->")[1].split("<!-- transpiled-modules: end -->")[0]
     listed = set(re.findall(r"`(hwlib[\w.]*)`", block))
-    assert listed == _transpiled_modules(), "update the list in CONTRIBUTING.md (The transpiler's Python subset)"
+    assert listed == _transpiled_modules(monkeypatch), (
+        "update the list in CONTRIBUTING.md (The transpiler's Python subset)"
+    )

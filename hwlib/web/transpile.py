@@ -39,7 +39,7 @@ from ._names import Unsupported, class_id, const_literal, is_hwlib_dataclass
 
 RUNTIME_JS = Path(__file__).resolve().parents[1] / "data" / "web" / "runtime.js"
 
-__all__ = ["to_js", "Unsupported", "js_name"]
+__all__ = ["to_js", "compile_program", "Unsupported", "js_name"]
 
 
 def js_name(obj) -> str:
@@ -72,6 +72,7 @@ class _Program:
         self.classes: dict[str, type] = {}  # class id -> class
         self.dynamic: set[str] = set()  # method/attribute names used on objects of unknown class
         self._pending: list = []
+        self.modules: set[str] = set()  # hwlib modules whose functions the program holds
 
     def need_function(self, fn, owner=None) -> str:
         name = js_name(fn)
@@ -80,6 +81,7 @@ class _Program:
             self._pending.append((fn, owner))
             qual = f"{fn.__module__}.{fn.__qualname__}"
             self.signatures[qual] = _signature(fn, owner is not None)
+            self.modules.add(fn.__module__)
         return name
 
     def need_class(self, cls) -> str:
@@ -154,11 +156,9 @@ class _Program:
         return "\n".join(lines)
 
 
-def to_js(functions, extra_js: str = "") -> str:
-    """One JS expression evaluating to ``{call, fns, signatures, $rt}`` for `functions` (hwlib
-    functions, or methods given as ``Class.method``) and everything they use.
-    ``call("hwlib.flops.training_flops", {n_params: 7e9, n_tokens: 1e12})`` calls a generated
-    function with keyword arguments, as Python would; methods take ``self`` as a keyword."""
+def compile_program(functions) -> _Program:
+    """The compiled closure of `functions` (hwlib functions, or ``Class.method``): every function,
+    dataclass and constant they reach; ``.modules`` names the hwlib modules those functions live in."""
     program = _Program()
     for fn in functions:
         owner = None
@@ -169,6 +169,15 @@ def to_js(functions, extra_js: str = "") -> str:
             program.need_class(owner)
         program.need_function(fn, owner)
     program.compile()
+    return program
+
+
+def to_js(functions, extra_js: str = "") -> str:
+    """One JS expression evaluating to ``{call, fns, signatures, $rt}`` for `functions` (hwlib
+    functions, or methods given as ``Class.method``) and everything they use.
+    ``call("hwlib.flops.training_flops", {n_params: 7e9, n_tokens: 1e12})`` calls a generated
+    function with keyword arguments, as Python would; methods take ``self`` as a keyword."""
+    program = compile_program(functions)
     runtime = RUNTIME_JS.read_text(encoding="utf-8").strip()
     body = "\n".join([*program.constants.values(), *program.functions.values(), program.class_table()])
     signatures = json.dumps(program.signatures, sort_keys=True)

@@ -1,6 +1,8 @@
 """hwlib.grading.extract: plain-data conversion in the kernel and strict reading in the grader."""
 
+import gc
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -87,6 +89,7 @@ def kernel(ns, nonce="n1"):
     for c in object.__subclasses__():
         if c.__name__ == extract.stash_name(nonce):
             c.__name__ = "used"
+    sys.modules.pop(extract.stash_name(nonce), None)
     run_cell(extract.setup_cell(nonce), ns)
     return ns
 
@@ -153,8 +156,28 @@ def test_records_need_this_cells_key_and_this_runs_nonce(tmp_path):
     assert extract.read_record(p, "n1", KEY, ["a"]) is not None
     assert extract.read_record(p, "n1", b"x" * 32, ["a"]) is None  # another cell's key
     assert extract.read_record(p, "other", KEY, ["a"]) is None  # another run
+    gc.collect()  # the stash must outlive a collection between cells (it once hung on a cycle only)
     with pytest.raises(FileExistsError):  # never written twice
         run_cell(extract.values_cell(["a"], p, "n1", KEY), ns)
+
+
+def test_restore_never_swaps_the_stash_for_an_older_one(tmp_path):
+    """An older entry under the stash's name in sys.modules is not part of the snapshot: restoring it
+    would leave this kernel's stash held only by a reference cycle, gone at the next collection."""
+    name = extract.stash_name("n1")
+    for c in object.__subclasses__():
+        if c.__name__ == name:
+            c.__name__ = "used"
+    sys.modules[name] = type("used", (), {})
+    ns = {"a": 1.0}
+    run_cell(extract.setup_cell("n1"), ns)
+    stash = sys.modules[name]
+    p, q = str(tmp_path / "v"), str(tmp_path / "w")
+    run_cell(extract.values_cell(["a"], p, "n1", KEY), ns)
+    assert sys.modules[name] is stash
+    gc.collect()
+    run_cell(extract.values_cell(["a"], q, "n1", KEY), ns)
+    assert extract.read_record(q, "n1", KEY, ["a"]) == ({"a": {"status": "ok", "value": 1.0}}, [])
 
 
 def _signed(tmp_path, text, key=KEY):

@@ -108,7 +108,8 @@ except NameError:
     ip = None
 def _classes(obj):
     return [(c, dict(c.__dict__)) for c in type(obj).__mro__ if c is not object]
-S = {"builtins_mod": builtins, "builtins": dict(builtins.__dict__), "modules": dict(sys.modules),
+S = {"builtins_mod": builtins, "builtins": dict(builtins.__dict__),
+     "modules": {k: m for k, m in sys.modules.items() if k != NAME},   # never "restore" an older stash
      "sys": sys, "threading": threading, "user_ns": NS, "ip": ip,
      "os_open": os.open, "os_write": os.write, "os_close": os.close,
      "flags": os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),

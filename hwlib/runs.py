@@ -51,3 +51,21 @@ def get(key: str) -> dict:
     if key not in runs:
         raise KeyError(f"unknown training run {key!r}; known: {', '.join(sorted(runs))}")
     return copy.deepcopy(runs[key])
+
+
+def published_mfus() -> dict[str, float]:
+    """Every MFU a paper in the data file reports, {label: fraction}: one entry per run, and one per
+    layout where a run reports several (Llama 3 405B's three). What "well-tuned large runs reach"
+    means in this book is the span of these values, not a rule of thumb.
+
+    >>> round(min(published_mfus().values()), 2), round(max(published_mfus().values()), 3)
+    (0.38, 0.563)
+    """
+    out: dict[str, float] = {}
+    for key, run in _load().items():
+        if "mfu" in run:
+            out[run["name"]] = run["mfu"]
+        for layout in run.get("layouts", []):
+            if "mfu" in layout:
+                out[f"{run['name']} ({layout['gpus']:,} GPUs, {layout['seq_len']:,} tokens)"] = layout["mfu"]
+    return out

@@ -48,3 +48,18 @@ def test_get_returns_a_copy_and_unknown_names_the_keys():
     assert len(runs.get("llama3_405b")["layouts"]) == 3
     with pytest.raises(KeyError, match="gpt3_175b"):
         runs.get("gpt-5")
+
+
+def test_published_mfus_are_every_reported_value_and_their_span():
+    got = runs.published_mfus()
+    layouts = [x["mfu"] for x in runs.get("llama3_405b")["layouts"]]
+    assert sorted(v for k, v in got.items() if k.startswith("Llama 3 405B")) == sorted(layouts)
+    assert got["PaLM 540B"] == runs.get("palm_540b")["mfu"]
+    assert min(got.values()) == 0.38 and max(got.values()) == runs.get("megatron_1t")["mfu"] == 0.563
+    assert all(0 < v <= 1 for v in got.values())
+
+
+def test_runs_doctests_hold():
+    import doctest
+
+    assert doctest.testmod(runs).failed == 0

@@ -46,3 +46,18 @@ def test_detector_catches_typed_numbers():
 def test_no_hand_typed_quantities(md):
     hits = typed_quantities(md.read_text())
     assert hits == [], f"{md.name}: glue these from code: {hits}"
+
+
+GLUED_PERCENT = re.compile(r'glue\([^\n]*(?:"\{:\.\d%\}"|:\.\d%\})')
+
+
+def test_detector_catches_python_percent_formats_in_glue():
+    assert GLUED_PERCENT.search('glue("u", 0.3, "{:.0%}")') and GLUED_PERCENT.search('glue("u", f"{x:.1%} of it")')
+    assert not GLUED_PERCENT.search('glue("u", 0.3, units.format_pct)')
+
+
+@pytest.mark.parametrize("md", sorted((ROOT / "chapters").glob("*.md")), ids=lambda p: p.name)
+def test_glued_percentages_use_the_books_one_style(md):
+    """Prose writes '40 %' (units.format_pct) everywhere; Python's '{:.0%}' would print '40%'."""
+    hits = [n for n, line in enumerate(md.read_text().splitlines(), 1) if GLUED_PERCENT.search(line)]
+    assert hits == [], f"{md.name}: use units.format_pct in the glue calls on lines {hits}"

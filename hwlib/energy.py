@@ -213,7 +213,7 @@ def training_run(total_flops, gpu, mfu, n_devices=1, pue=None, usd_per_kwh=None,
     from . import flops, specs
 
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
-    precision = "bf16" if "bf16" in acc.precisions() else "fp16"
+    precision = acc.default_precision()
     power = acc.tdp_watts if power_w is None else power_w
     if power is None:
         raise ValueError(f"{acc.name} has no TDP in the spec sheet; pass power_w (watts)")

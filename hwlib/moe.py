@@ -189,7 +189,7 @@ def expert_parallel_step(
 
     s = get(shape)
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
-    peak = acc.peak_flops("bf16" if "bf16" in acc.precisions() else "fp16")
+    peak = acc.peak_flops(acc.default_precision())
     comm = all_to_all_bytes(tokens_per_device, s.d_model, s.top_k, n_devices, dtype, training)
     comm_s = comm / _check.positive("link_bandwidth", link_bandwidth)
     compute_s = expert_flops(tokens_per_device, s, training) / (_check.fraction("mfu", mfu) * peak)
@@ -212,7 +212,7 @@ def binding_bandwidth(shape, gpu, n_devices, mfu=0.4, dtype="bf16", training=Tru
 
     s = get(shape)
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
-    peak = acc.peak_flops("bf16" if "bf16" in acc.precisions() else "fp16")
+    peak = acc.peak_flops(acc.default_precision())
     p = _check.integer("n_devices", n_devices)
     b = memory.element_bytes("dtype", dtype)
     factor = 4.0 / 18.0 if training else 2.0 / 6.0

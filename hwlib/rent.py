@@ -103,7 +103,7 @@ def priced() -> list[str]:
 
 
 def _peak(acc) -> tuple[str, float]:
-    precision = "bf16" if "bf16" in acc.precisions() else "fp16"
+    precision = acc.default_precision()
     return precision, acc.peak_flops(precision)
 
 

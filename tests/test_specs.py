@@ -237,3 +237,25 @@ def test_default_precision_is_the_best_16_bit_format():
     assert specs.get("TPU v4").default_precision() == "bf16"
     for acc in specs.all():
         acc.peak_flops(acc.default_precision())  # every part has its default
+
+
+def test_the_default_precision_rule_has_one_home():
+    """ "bf16 where the part has it, else fp16" lives in Accelerator.default_precision only."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    pattern = re.compile(r"""["']bf16["'] if ["']bf16["'] in \S*precisions\(\)""")
+    files = [
+        p
+        for d in ("hwlib", "chapters", "exercises", "tools")
+        for p in (root / d).rglob("*")
+        if p.suffix in (".py", ".md")
+    ]
+    hits = [
+        f"{p.relative_to(root)}:{n}"
+        for p in files
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line) and "def default_precision" not in line
+    ]
+    assert hits == [], f"use Accelerator.default_precision(): {hits}"

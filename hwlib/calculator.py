@@ -388,7 +388,19 @@ def estimate(
             models.FORMULAS["ModelShape.n_params"],
             "hwlib.models.ModelShape.n_params",
             f"{shape.name}: V={shape.vocab_size}, d={shape.d_model}, L={shape.n_layers}, "
-            f"h={shape.n_heads}, h_kv={shape.n_kv_heads}, d_ff={shape.d_ff}",
+            f"h={shape.n_heads}, h_kv={shape.n_kv_heads}, d_ff={shape.d_ff}"
+            + (f", E={shape.n_experts} experts" if shape.n_experts > 1 else ""),
+        )
+    n_act = n
+    if shape is not None and shape.n_experts > 1 and n_params is None:
+        n_act = put(
+            "active_params",
+            f"active parameters per token (k={shape.top_k} of E={shape.n_experts} experts)",
+            float(shape.n_active_params()),
+            "params",
+            models.FORMULAS["ModelShape.n_active_params"],
+            "hwlib.models.ModelShape.n_active_params",
+            f"{shape.name}: k={shape.top_k}, E={shape.n_experts}, expert MLP {_g(shape.expert_params())} params",
         )
 
     # --- memory -------------------------------------------------------------------------------
@@ -434,9 +446,12 @@ def estimate(
             f"activations ({variant}, recompute={mode})",
             memory.activation_bytes_for(shape, s_train, mb, recompute=mode, attention=attn),
             "bytes",
-            memory.activation_formula(mode, dropout, attn, gated_mlp=bool(shape.gated_mlp), ffn_hidden=shape.d_ff),
+            memory.activation_formula(
+                mode, dropout, attn, gated_mlp=bool(shape.gated_mlp), ffn_hidden=shape.top_k * shape.d_ff
+            ),
             "hwlib.memory.activation_bytes_for",
-            f"s={s_train}, b={mb}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}, f={shape.d_ff}",
+            f"s={s_train}, b={mb}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}, "
+            + (f"f={shape.top_k} × {shape.d_ff}" if shape.top_k > 1 else f"f={shape.d_ff}"),
         )
         total = put(
             "training_bytes_per_gpu",
@@ -514,23 +529,23 @@ def estimate(
     )
     put(
         "forward_flops_per_token",
-        "forward FLOPs per token",
-        flops.forward_flops(n, 1),
+        "forward FLOPs per token" + (" (N = active parameters)" if n_act != n else ""),
+        flops.forward_flops(n_act, 1),
         "FLOP",
         flops.FORMULAS["forward_flops"],
         "hwlib.flops.forward_flops",
-        f"2 × {_g(n)} × 1",
+        f"2 × {_g(n_act)} × 1" + (" (active parameters)" if n_act != n else ""),
     )
     if tokens is not None:
         d = _check.positive("tokens", tokens)
         c = put(
             "training_flops",
-            "training compute",
-            flops.training_flops(n, d),
+            "training compute" + (" (N = active parameters)" if n_act != n else ""),
+            flops.training_flops(n_act, d),
             "FLOP",
             flops.FORMULAS["training_flops"],
             "hwlib.flops.training_flops",
-            f"6 × {_g(n)} × {_g(d)}",
+            f"6 × {_g(n_act)} × {_g(d)}" + (" (active parameters)" if n_act != n else ""),
         )
         t = put(
             "training_time_s",
@@ -576,8 +591,20 @@ def estimate(
             est.missing[key] = "tokens= (the number of training tokens D)"
 
     # --- decoding on the serving GPUs: a roofline of one step ---------------------------------
-    step_flops = flops.forward_flops(n, b)
-    step_bytes = w + kv
+    step_flops = flops.forward_flops(n_act, b)
+    w_read = w
+    if n_act != n:
+        w_read = put(
+            "weights_read_per_step",
+            f"weights read per decode step (batch {b}, uniform routing)",
+            shape.weights_read_per_step(b, weights_dtype),
+            "bytes",
+            models.FORMULAS["ModelShape.weights_read_per_step"],
+            "hwlib.models.ModelShape.weights_read_per_step",
+            f"E={shape.n_experts}, k={shape.top_k}, B={b}, L={shape.n_layers}, "
+            f"N_expert={_g(shape.expert_params())}, {memory.bytes_per_value(weights_dtype):g} B per weight",
+        )
+    step_bytes = w_read + kv
     put(
         "ridge_point",
         f"ridge point of {acc.name} ({prec})",
@@ -594,7 +621,7 @@ def estimate(
         "FLOP/byte",
         roofline.FORMULAS["intensity"],
         "hwlib.roofline.intensity",
-        f"F = {_g(step_flops)} FLOP (batch {b}), Q = {_g(step_bytes)} bytes of weights and KV cache",
+        f"F = {_g(step_flops)} FLOP (batch {b}), Q = {_g(step_bytes)} bytes of weights read and KV cache",
     )
     put(
         "decode_bound",

@@ -562,14 +562,28 @@ def cmd_decode(args) -> int:
         )
     else:
         rep.result.missing["kv_bytes_per_sequence"] = "a model shape: use --model"
-    tps = flops.decode_tokens_per_s_bound(w, acc.bandwidth, args.batch, kv)
+    w_read, n_act = w, n
+    if shape is not None and shape.n_experts > 1:  # a mixture of experts reads and runs only the experts it routes to
+        n_act = shape.n_active_params()
+        w_read = shape.weights_read_per_step(args.batch, args.dtype)
+        rep.add(
+            "weights_read_per_step",
+            f"weights read per step (batch {args.batch}, k={shape.top_k} of E={shape.n_experts} experts, uniform routing)",
+            w_read,
+            "bytes",
+            shape.weights_read_per_step,
+            f"E={shape.n_experts}, k={shape.top_k}, B={args.batch}, N_expert={fmt(shape.expert_params())}, "
+            f"b={fmt(memory.bytes_per_value(args.dtype))} B",
+            _bytes(w_read),
+        )
+    tps = flops.decode_tokens_per_s_bound(w_read, acc.bandwidth, args.batch, kv)
     rep.add(
         "tokens_per_s_bound",
         f"bandwidth ceiling (batch {args.batch})",
         tps,
         "tokens/s",
         flops.decode_tokens_per_s_bound,
-        f"{fmt(args.batch)} × {fmt(acc.bandwidth)} / ({fmt(w)} + {fmt(args.batch)} × {fmt(kv)})",
+        f"{fmt(args.batch)} × {fmt(acc.bandwidth)} / ({fmt(w_read)} + {fmt(args.batch)} × {fmt(kv)})",
         f"{units.format_quantity(tps, 'tokens/s')} ({units.format_quantity(tps / args.batch, 'per sequence')})",
     )
     need = w + args.batch * kv
@@ -595,14 +609,14 @@ def cmd_decode(args) -> int:
         rep.say(f"compute ceiling not shown: {why}")
     else:
         pi = acc.peak_flops(args.precision)
-        compute = flops.decode_tokens_per_s_compute_bound(n, pi)
+        compute = flops.decode_tokens_per_s_compute_bound(n_act, pi)
         rep.add(
             "tokens_per_s_compute_bound",
-            f"compute ceiling ({args.precision})",
+            f"compute ceiling ({args.precision}{', active parameters' if n_act != n else ''})",
             compute,
             "tokens/s",
             flops.decode_tokens_per_s_compute_bound,
-            f"{fmt(pi)} / (2 × {fmt(n)})",
+            f"{fmt(pi)} / (2 × {fmt(n_act)})",
             units.format_quantity(compute, "tokens/s"),
         )
         rep.say(

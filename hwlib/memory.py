@@ -271,7 +271,8 @@ def activation_bytes_for(
     """activation_bytes for a named shape (a `hwlib.models` shape or its name), with its MLP width
     and kind. dropout=None follows the model family: GPT-style shapes (biases, LayerNorm) trained
     with dropout, Llama-style ones (no biases) without (Touvron et al. 2023). attention defaults to
-    "flash", as training is done today; "standard" gives the paper's s² term."""
+    "flash", as training is done today; "standard" gives the paper's s² term. A mixture-of-experts
+    shape keeps the MLP activations of the k experts each token runs through: f = k·d_ff."""
     if isinstance(model, str):
         from . import models
 
@@ -288,7 +289,7 @@ def activation_bytes_for(
         sequence_parallel,
         dropout=drop,
         attention=attention,
-        ffn_hidden=model.d_ff,
+        ffn_hidden=model.top_k * model.d_ff,  # a mixture of experts: the MLPs of k experts per token
         gated_mlp=bool(model.gated_mlp),
     )
 

@@ -4,7 +4,9 @@ A decoder-only transformer is fixed by a handful of numbers (vocabulary V, width
 h, KV heads h_kv, MLP width d_ff). From them the parameter count N and the KV cache per token
 follow; chapter 8 and chapter 9 (napkin math) use both. Counting rules are in
 `ModelShape.n_params`; the tests check them against the published sizes (GPT-2 small 124M,
-Llama 2 7B 6.74B, Llama 3 8B 8.03B, 70B 70.6B, 405B 405.9B).
+Llama 2 7B 6.74B, Llama 3 8B 8.03B, 70B 70.6B, 405B 405.9B). A mixture of experts (Mixtral 8x7B,
+from hwlib/data/moe.yaml) has E MLPs per layer of which each token uses k: memory follows
+`n_params()` (46.7B), FLOPs `n_active_params()` (12.9B), decode reads `weights_read_per_step(B)`.
 
 >>> get("llama-3-8b").n_params()
 8030261248
@@ -15,11 +17,15 @@ Llama 2 7B 6.74B, Llama 3 8B 8.03B, 70B 70.6B, 405B 405.9B).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import _check, dtypes
 
 FORMULAS = {
     "ModelShape.n_params": "N = embeddings + L·(attention + MLP) + norms",
+    "ModelShape.n_active_params": "N_active = embeddings + L·(attention + k experts + router) + norms",
+    "ModelShape.params_read_per_step": "N_read = N − L·(E − E_hit)·N_expert,  E_hit = E·(1 − (1 − k/E)^B)",
+    "ModelShape.weights_read_per_step": "W_read = N_read·b,  N_read = N − L·(E − E_hit)·N_expert,  E_hit = E·(1 − (1 − k/E)^B)",
 }
 """The formula each method of this module evaluates, as the calculators print it (the one copy)."""
 
@@ -43,6 +49,8 @@ class ModelShape:
     learned_positions: bool  # a max_context x d_model position table (GPT-2/3); False for RoPE
     bias: bool  # biases in every linear layer and LayerNorm (GPT); RMSNorm otherwise
     source: str = ""
+    n_experts: int = 1  # mixture of experts: E MLPs ("experts") per layer and a router (1: dense)
+    top_k: int = 1  # experts each token runs through (k of E)
 
     @property
     def head_dim(self) -> int:
@@ -66,12 +74,24 @@ class ModelShape:
             n += 2 * self.d_model + 2 * kv
         return n
 
-    def mlp_params(self) -> int:
-        """One layer: 3·d·d_ff for SwiGLU (gate, up, down), 2·d·d_ff for a GELU MLP (+ biases)."""
+    def expert_params(self) -> int:
+        """One MLP: 3·d·d_ff for SwiGLU (gate, up, down), 2·d·d_ff for a GELU MLP (+ biases)."""
         n = (3 if self.gated_mlp else 2) * self.d_model * self.d_ff
         if self.bias:
             n += self.d_ff + self.d_model
         return n
+
+    def router_params(self) -> int:
+        """One layer's router, d × E (none in a dense model)."""
+        return self.d_model * self.n_experts if self.n_experts > 1 else 0
+
+    def mlp_params(self) -> int:
+        """One layer: E experts and the router; a dense model's single MLP (E = 1)."""
+        return self.n_experts * self.expert_params() + self.router_params()
+
+    def active_mlp_params(self) -> int:
+        """One layer's MLP weights one token uses: k experts and the router (Jiang et al. 2024)."""
+        return self.top_k * self.expert_params() + self.router_params()
 
     def norm_params(self) -> int:
         """Two norms per layer plus a final one; LayerNorm has a gain and a bias, RMSNorm a gain."""
@@ -81,6 +101,28 @@ class ModelShape:
         """N = embeddings + L·(attention + MLP) + norms, counting every weight and bias once."""
         layers = self.n_layers * (self.attention_params() + self.mlp_params())
         return self.embedding_params() + layers + self.norm_params()
+
+    def n_active_params(self) -> int:
+        """N_active = embeddings + L·(attention + k experts + router) + norms: the weights one token
+        runs through, which set its FLOPs (2·N_active forward). Equals n_params() for a dense model."""
+        layers = self.n_layers * (self.attention_params() + self.active_mlp_params())
+        return self.embedding_params() + layers + self.norm_params()
+
+    def params_read_per_step(self, batch=1) -> float:
+        """Weights one decoding step reads for a batch of B tokens. Dense: all N. Mixture of experts,
+        with uniform routing of each token to k of E experts, a layer touches E_hit = E·(1 − (1 − k/E)^B)
+        experts on average, so N_read = N − L·(E − E_hit)·N_expert: N_active at B = 1, close to N once
+        B ≫ E/k. An approximation (real routers are not uniform); chapter 7, "Expert parallelism"."""
+        b = _check.positive("batch", batch)
+        if self.n_experts == 1:
+            return float(self.n_params())
+        hit = self.n_experts * (1.0 - (1.0 - self.top_k / self.n_experts) ** b)
+        return self.n_params() - self.n_layers * (self.n_experts - hit) * self.expert_params()
+
+    def weights_read_per_step(self, batch=1, dtype: str = "bf16") -> float:
+        """W_read = N_read · b: bytes of weights one decoding step of B tokens reads (params_read_per_step
+        times `hwlib.dtypes.bytes_per_value(dtype)`)  [bytes]."""
+        return self.params_read_per_step(batch) * dtypes.bytes_per_value(dtype)
 
     def n_params_non_embedding(self) -> int:
         """N without the vocabulary- and position-sized matrices (token embedding, learned
@@ -179,6 +221,51 @@ _ALIASES = {
     "llama 3.1 405b": "Llama 3 405B",
     "meta-llama-3.1-405b": "Llama 3 405B",
 }
+
+
+def _moe_models() -> tuple[dict, dict]:
+    """The mixture-of-experts shapes of hwlib/data/moe.yaml that this dataclass can hold (GQA
+    attention, every layer MoE, no shared experts, a max_context): Mixtral 8x7B. One home for their
+    numbers; hwlib.moe reads the same rows for its richer MoEShape (MLA, shared experts)."""
+    import yaml
+
+    raw = yaml.safe_load(Path(__file__).with_name("data").joinpath("moe.yaml").read_text(encoding="utf-8"))
+    out, aliases = {}, {}
+    for name, row in raw["models"].items():
+        att = row["attention"]
+        representable = row["n_experts"] > 1 and att["kind"] == "gqa" and row["n_dense_layers"] == 0
+        if not (representable and row["n_shared_experts"] == 0 and row.get("max_context")):
+            continue
+
+        def whole(key, value, name=name):
+            return _check.integer(f"hwlib/data/moe.yaml {name}.{key}", value)
+
+        if whole("d_model", row["d_model"]) != att["n_heads"] * att["head_dim"]:
+            raise ValueError(f"hwlib/data/moe.yaml {name}: d_model must equal n_heads × head_dim for hwlib.models")
+        out[name] = ModelShape(
+            name,
+            whole("vocab_size", row["vocab_size"]),
+            whole("d_model", row["d_model"]),
+            whole("n_layers", row["n_layers"]),
+            whole("n_heads", att["n_heads"]),
+            whole("n_kv_heads", att["n_kv_heads"]),
+            whole("d_ff_expert", row["d_ff_expert"]),
+            whole("max_context", row["max_context"]),
+            tied_embeddings=False,
+            gated_mlp=True,
+            learned_positions=False,
+            bias=False,
+            source=raw["sources"][row["source"]],
+            n_experts=whole("n_experts", row["n_experts"]),
+            top_k=whole("top_k", row["top_k"]),
+        )
+        aliases.update({a: name for a in row.get("aliases", [])})
+    return out, aliases
+
+
+_MOE_MODELS, _MOE_ALIASES = _moe_models()
+_MODELS.update(_MOE_MODELS)
+_ALIASES.update(_MOE_ALIASES)
 _LOOKUP = {_check.normalize(n): n for n in _MODELS}
 _LOOKUP.update({_check.normalize(a): t for a, t in _ALIASES.items()})
 
@@ -214,9 +301,12 @@ def custom(
     learned_positions: bool = False,
     bias: bool = False,
     source: str = "custom",
+    n_experts: int = 1,
+    top_k: int = 1,
 ) -> ModelShape:
     """A shape from numbers. Defaults are Llama-style (SwiGLU, RoPE, no biases, untied head);
-    n_kv_heads defaults to n_heads (plain multi-head attention), d_ff to 4·d_model."""
+    n_kv_heads defaults to n_heads (plain multi-head attention), d_ff to 4·d_model. A mixture of
+    experts: n_experts MLPs of width d_ff per layer, top_k of them per token (1 ≤ top_k ≤ n_experts)."""
     dims = {
         k: _check.integer(k, v)
         for k, v in (
@@ -233,6 +323,12 @@ def custom(
         raise ValueError(f"d_model ({d_model}) must be a multiple of n_heads ({n_heads})")
     if dims["n_heads"] % kv:
         raise ValueError(f"n_heads ({n_heads}) must be a multiple of n_kv_heads ({n_kv_heads})")
+    experts = _check.integer("n_experts", n_experts)
+    per_token = _check.integer("top_k", top_k)
+    if per_token > experts:
+        raise ValueError(
+            f"top_k ({top_k}) must be at most n_experts ({n_experts}): a token runs through k of E experts"
+        )
     flags = {
         "tied_embeddings": tied_embeddings,
         "gated_mlp": gated_mlp,
@@ -253,6 +349,8 @@ def custom(
         dims["max_context"],
         **flags,
         source=str(source),
+        n_experts=experts,
+        top_k=per_token,
     )
 
 

@@ -42,7 +42,14 @@ def shape_inputs(rng: random.Random) -> dict:
         "gated_mlp": rng.random() < 0.5,
         "learned_positions": rng.random() < 0.5,
         "bias": rng.random() < 0.5,
+        **_experts(rng),
     }
+
+
+def _experts(rng: random.Random) -> dict:
+    """Dense half the time, else a mixture of E experts with k of them per token."""
+    e = rng.choice([1, 1, 1, 2, 8, 16, 64, 256])
+    return {"n_experts": e, "top_k": rng.randint(1, min(e, 8))}
 
 
 def estimate_case(rng: random.Random) -> dict:

@@ -265,3 +265,15 @@ def test_generated_code_is_hwlibs_own_functions():
     assert "// hwlib.flops.training_time_s: Wall-clock time" in js
     assert '"bf16": 2.0' in js and memory.BYTES_PER_VALUE["bf16"] == 2.0
     assert "hwlib_specs___sheet$value" in js  # the spec sheet, loaded at build time
+
+
+@needs_node
+@pytest.mark.parametrize("batch", [1, 8, 256])
+def test_a_mixture_of_experts_estimate_matches_python(batch):
+    case = {"model": "Mixtral 8x7B", "tokens": 1e12, "n_gpus": 64, "batch": batch, "seq_len": 8192}
+    (js,) = run_js([("estimate", case)])
+    py = parity.estimate_outcome(case)
+    assert py[0] == "ok" and "ok" in js
+    assert parity.compare_estimate(py[1], js["ok"]) <= 1e-12
+    keys = [r["key"] for r in js["ok"]["rows"]]
+    assert "active_params" in keys and "weights_read_per_step" in keys

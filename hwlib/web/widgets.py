@@ -38,6 +38,8 @@ SHAPE_FIELDS = (
     "tied_embeddings",
     "learned_positions",
     "bias",
+    "n_experts",
+    "top_k",
 )
 FORMATTERS = [
     units.format_bytes,

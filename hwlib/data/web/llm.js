@@ -6,7 +6,7 @@ const accByName = Object.fromEntries(DATA.accelerators.map((a) => [a.name, a]));
 const modelByName = Object.fromEntries(DATA.models.map((m) => [m.name, m]));
 const SHAPE = [["vocab_size", "vocabulary V"], ["d_model", "width d (hidden)"], ["n_layers", "layers L"],
   ["n_heads", "attention heads h"], ["n_kv_heads", "KV heads h_kv"], ["d_ff", "MLP width d_ff"],
-  ["max_context", "max context"]];
+  ["max_context", "max context"], ["n_experts", "experts E (1: dense)"], ["top_k", "experts per token k"]];
 const FLAGS = [["gated_mlp", "SwiGLU MLP (3 matrices)"], ["tied_embeddings", "output head tied to the embedding"],
   ["learned_positions", "learned position table"], ["bias", "biases and LayerNorm (GPT style)"]];
 const KV_SHAPE = new Set(["n_layers", "n_kv_heads"]);   // what a bare parameter count still needs

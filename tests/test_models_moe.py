@@ -1,0 +1,114 @@
+"""Mixture-of-experts shapes in hwlib.models (read from hwlib/data/moe.yaml) and in the calculator:
+memory from the total parameter count, FLOPs from the active one, decode bytes from the experts a
+batch touches (chapter 7, "Expert parallelism")."""
+
+import pytest
+
+from hwlib import calculator, flops, memory, models, moe
+
+
+def test_mixtral_in_models_is_the_same_shape_as_in_moe():
+    m, ref = models.get("mixtral-8x7b"), moe.get("Mixtral 8x7B")
+    assert m is models.get("Mixtral 8x7B") and "Mixtral 8x7B" in models.names()
+    assert m.n_params() == ref.total_params() and m.n_active_params() == ref.active_params()
+    assert m.n_params() == pytest.approx(ref.published["total"], rel=0.005)
+    assert m.n_active_params() == pytest.approx(ref.published["active"], rel=0.005)
+    assert (m.n_experts, m.top_k, m.max_context, m.kv_bytes_per_token("bf16")) == (8, 2, 32768, 131072.0)
+
+
+@pytest.mark.parametrize("name", [n for n in models.names() if models.get(n).n_experts == 1])
+def test_dense_models_are_unchanged(name):
+    m = models.get(name)
+    assert m.n_active_params() == m.n_params() == m.params_read_per_step(64)
+    assert m.router_params() == 0 and m.mlp_params() == m.expert_params()
+
+
+def test_weights_read_per_step_run_from_active_to_total():
+    m = models.get("Mixtral 8x7B")
+    reads = [m.params_read_per_step(b) for b in (1, 2, 4, 16, 64, 1024)]
+    assert reads[0] == pytest.approx(m.n_active_params(), rel=1e-12)
+    assert all(a < b for a, b in zip(reads, reads[1:-1]))
+    assert reads[-1] == pytest.approx(m.n_params(), rel=1e-9)
+    # two tokens, top-2 of 8 each: E_hit = 8·(1 − (6/8)²) = 3.5 experts per layer on average
+    hit = 8 * (1 - (6 / 8) ** 2)
+    assert reads[1] == pytest.approx(m.n_params() - m.n_layers * (8 - hit) * m.expert_params())
+    with pytest.raises(ValueError, match="batch"):
+        m.params_read_per_step(0)
+
+
+def test_the_calculator_sizes_memory_by_total_and_compute_by_active():
+    m = models.get("Mixtral 8x7B")
+    e = calculator.estimate("Mixtral 8x7B", tokens=1e12, gpu="H100 SXM", n_gpus=64, batch=1, seq_len=4096)
+    assert e["weights_bytes"].value == memory.weights_bytes(m.n_params(), "bf16")
+    assert e["training_state_bytes"].value == 16 * m.n_params()
+    assert e["active_params"].value == m.n_active_params()
+    assert e["training_flops"].value == flops.training_flops(m.n_active_params(), 1e12)
+    assert e["forward_flops_per_token"].value == 2 * m.n_active_params()
+    assert e["weights_read_per_step"].value == pytest.approx(memory.weights_bytes(m.n_active_params(), "bf16"))
+    dense = calculator.estimate("Llama 3 8B", tokens=1e12)
+    assert "active_params" not in dense.quantities and "weights_read_per_step" not in dense.quantities
+
+
+def test_moe_activations_keep_k_experts_mlps():
+    m = models.get("Mixtral 8x7B")
+    got = memory.activation_bytes_for(m, 4096, 1)
+    want = memory.activation_bytes(
+        4096,
+        1,
+        m.d_model,
+        m.n_layers,
+        m.n_heads,
+        dropout=False,
+        attention="flash",
+        ffn_hidden=2 * m.d_ff,
+        gated_mlp=True,
+    )
+    assert got == want
+
+
+def test_batch_one_decode_of_mixtral_reads_active_weights_only():
+    """At batch 1 Mixtral decodes about as fast as a 13B dense model, not a 47B one."""
+    moe_est = calculator.estimate("Mixtral 8x7B", gpu="H200", seq_len=4096)
+    dense_bound = calculator.estimate(n_params=models.get("Mixtral 8x7B").n_params(), gpu="H200")
+    assert moe_est["decode_tokens_per_s"].value > 3 * dense_bound["decode_tokens_per_s"].value
+
+
+def test_a_custom_mixture_of_experts_shape_is_checked():
+    m = models.custom(
+        vocab_size=32000,
+        d_model=4096,
+        n_layers=32,
+        n_heads=32,
+        n_kv_heads=8,
+        d_ff=14336,
+        max_context=32768,
+        n_experts=8,
+        top_k=2,
+    )
+    assert m.n_params() == models.get("Mixtral 8x7B").n_params()
+    with pytest.raises(ValueError, match=r"top_k \(3\) must be at most n_experts \(2\)"):
+        models.custom(vocab_size=10, d_model=8, n_layers=1, n_heads=1, n_experts=2, top_k=3)
+    with pytest.raises(ValueError, match="n_experts"):
+        models.custom(vocab_size=10, d_model=8, n_layers=1, n_heads=1, n_experts=0)
+
+
+def test_cli_decode_of_a_mixture_reads_the_routed_experts(capsys):
+    import json
+
+    from hwlib import cli, specs
+
+    m, h200 = models.get("Mixtral 8x7B"), specs.get("H200")
+    for batch in (1, 64):
+        assert cli.main(["decode", "--model", "mixtral", "--gpu", "h200", "--batch", str(batch), "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        got = {q["key"]: q["value"] for q in doc["quantities"]}
+        w_read = memory.weights_bytes(m.params_read_per_step(batch), "bf16")
+        kv = memory.kv_cache_bytes_for(m, 4096, 1, "bf16")
+        assert got["weights_bytes"] == memory.weights_bytes(m.n_params(), "bf16")  # memory: every expert
+        assert got["weights_read_per_step"] == pytest.approx(w_read)
+        assert got["tokens_per_s_bound"] == pytest.approx(
+            flops.decode_tokens_per_s_bound(w_read, h200.bandwidth, batch, kv)
+        )
+        assert got["tokens_per_s_compute_bound"] == pytest.approx(h200.peak_flops("bf16") / (2 * m.n_active_params()))
+    assert cli.main(["decode", "--model", "llama-3-8b", "--gpu", "h100", "--json"]) == 0
+    assert "weights_read_per_step" not in capsys.readouterr().out

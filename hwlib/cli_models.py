@@ -192,15 +192,16 @@ def cmd_finetune(args) -> int:
     return rep.emit(args.json)
 
 
-def _decode_inputs(shape, acc, seq):
-    w = memory.weights_bytes(shape.n_params(), "bf16")
-    return w, memory.kv_cache_bytes_for(shape, seq)
+def _decode_inputs(shape, acc, seq, batch=1):
+    """Weights one decode step reads (all of them; for a mixture of experts, those the batch's tokens
+    are routed to) and one sequence's KV cache, bf16  [bytes]."""
+    return shape.weights_read_per_step(batch, "bf16"), memory.kv_cache_bytes_for(shape, seq)
 
 
 def cmd_energy(args) -> int:
     shape = models.get(args.model)
     acc = specs.get(args.gpu)
-    w, kv = _decode_inputs(shape, acc, args.seq)
+    w, kv = _decode_inputs(shape, acc, args.seq, args.batch)
     power = args.power or acc.tdp_watts
     rep = Report("energy", model=shape.name, gpu=acc.name, batch=args.batch, seq_len=args.seq, power_w=power)
     rate = rep.add(

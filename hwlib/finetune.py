@@ -55,7 +55,8 @@ def _matrices(shape) -> dict:
 
 def lora_params(model, rank=64, targets=LINEARS) -> int:
     """Trainable LoRA parameters: n_layers · Σ r · (d_in + d_out) over the target matrices
-    (Hu et al. 2021 §4). QLoRA's default targets every linear layer with r = 64."""
+    (Hu et al. 2021 §4). QLoRA's default targets every linear layer with r = 64. In a mixture of
+    experts each expert's MLP matrices get their own adapters (E times the MLP terms)."""
     from . import models
 
     shape = models.get(model) if isinstance(model, str) else model
@@ -64,7 +65,8 @@ def lora_params(model, rank=64, targets=LINEARS) -> int:
     unknown = [t for t in targets if t not in LINEARS]
     if unknown or not targets:
         raise ValueError(f"targets must be a non-empty subset of {', '.join(LINEARS)}; got {targets!r}")
-    return shape.n_layers * sum(r * sum(mats[t]) for t in targets if t in mats)
+    experts = {t: shape.n_experts if t in ("gate", "up", "down") else 1 for t in mats}  # a mixture: per expert
+    return shape.n_layers * sum(r * sum(mats[t]) * experts[t] for t in targets if t in mats)
 
 
 def finetune_bytes(

@@ -112,3 +112,28 @@ def test_cli_decode_of_a_mixture_reads_the_routed_experts(capsys):
         assert got["tokens_per_s_compute_bound"] == pytest.approx(h200.peak_flops("bf16") / (2 * m.n_active_params()))
     assert cli.main(["decode", "--model", "llama-3-8b", "--gpu", "h100", "--json"]) == 0
     assert "weights_read_per_step" not in capsys.readouterr().out
+
+
+def test_lora_on_a_mixture_adapts_every_experts_mlp():
+    from hwlib import finetune
+
+    m, r = models.get("Mixtral 8x7B"), 64
+    d, kv, ff = m.d_model, m.n_kv_heads * m.head_dim, m.d_ff
+    attention = r * (2 * (d + d) + 2 * (d + kv))
+    mlp = r * 3 * (d + ff)
+    assert finetune.lora_params(m, r) == m.n_layers * (attention + m.n_experts * mlp)
+    dense = models.get("Llama 3 8B")  # same attention and MLP shapes, one expert
+    assert finetune.lora_params(dense, r) == dense.n_layers * (attention + mlp)
+
+
+def test_cli_energy_of_a_mixture_counts_the_bytes_it_reads(capsys):
+    import json
+
+    from hwlib import cli, energy, specs
+
+    m, h200 = models.get("Mixtral 8x7B"), specs.get("H200")
+    assert cli.main(["energy", "--model", "mixtral", "--gpu", "h200", "--batch", "4", "--json"]) == 0
+    got = {q["key"]: q["value"] for q in json.loads(capsys.readouterr().out)["quantities"]}
+    w, kv = m.weights_read_per_step(4, "bf16"), memory.kv_cache_bytes_for(m, 4096)
+    assert got["tokens_per_s"] == pytest.approx(flops.decode_tokens_per_s_bound(w, h200.bandwidth, 4, kv))
+    assert got["joules_per_token"] == pytest.approx(energy.decode_joules_per_token(w, h200, 4, kv))

@@ -476,14 +476,15 @@ def cmd_train(args) -> int:
         scaling_efficiency=args.scaling,
         price_per_hour=price,
     )
+    n_act = float(shape.n_active_params()) if shape is not None else n  # a mixture: FLOPs of the active experts
     c = rep.add(
         "training_flops",
-        "training compute",
-        flops.training_flops(n, args.tokens),
+        "training compute" + (f" (N = {fmt(n_act)} active parameters)" if n_act != n else ""),
+        flops.training_flops(n_act, args.tokens),
         "FLOP",
         flops.training_flops,
-        f"6 × {fmt(n)} × {fmt(args.tokens)}",
-        units.format_flops(flops.training_flops(n, args.tokens)),
+        f"6 × {fmt(n_act)} × {fmt(args.tokens)}",
+        units.format_flops(flops.training_flops(n_act, args.tokens)),
     )
     t = flops.training_time_s(c, pi, args.mfu, g, args.scaling)
     rep.add(

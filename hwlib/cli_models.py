@@ -177,14 +177,15 @@ def cmd_finetune(args) -> int:
             formula=_of(finetune, f"model_finetune_bytes.{part}"),
         )
     if args.tokens:
-        c = finetune.finetune_flops(n, args.tokens, args.method)
+        n_act = shape.n_active_params()  # a mixture of experts computes with its active experts only
+        c = finetune.finetune_flops(n_act, args.tokens, args.method)
         rep.add(
             "training_flops",
-            "fine-tuning compute",
+            "fine-tuning compute" + (" (N = active parameters)" if n_act != n else ""),
             c,
             "FLOP",
             finetune.finetune_flops,
-            f"N = {fmt(n)}, D = {fmt(args.tokens)}",
+            f"N = {fmt(n_act)}, D = {fmt(args.tokens)}",
             units.format_flops(c),
         )
     else:
@@ -248,6 +249,11 @@ def cmd_energy(args) -> int:
 
 def cmd_speculative(args) -> int:
     shape = models.get(args.model)
+    if shape.n_experts > 1:
+        raise ValueError(
+            f"--model {args.model}: speculative decoding of a mixture of experts is not modelled (a verify "
+            "step of γ+1 tokens reaches more experts than a plain step); give a dense model, e.g. llama-3-8b"
+        )
     acc = specs.get(args.gpu)
     w, kv = _decode_inputs(shape, acc, args.seq)
     r = attention.speculative_decode(

@@ -8,8 +8,9 @@ the same functions the chapters use:
 * ``serve-8b``: serve Llama 3 8B in bf16 at 4k context, as large a batch as fits (decode bound)
 * ``train-gpt2``: pre-train GPT-2 small on 10B tokens (6ND, chapter 9 worked example 1)
 
-Memory must fit in ``USABLE`` of the device (chapter 9: keep 10-20 % for buffers and
-fragmentation). Chapter 9 "Which GPU should I rent?".
+Memory must fit in ``memory.usable_bytes`` of the device, the budget every "fits" of the book uses:
+its capacity less a CUDA context, with ``memory.HEADROOM`` kept free for buffers and fragmentation.
+Chapter 9 "Which GPU should I rent?".
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import yaml
 from . import _check, finetune, flops, memory, models, specs
 
 DATA_PATH = Path(__file__).with_name("data") / "prices.yaml"
-USABLE = 0.9  # fraction of device memory a job may plan to use
 
 TASKS = {
     "qlora-7b": {
@@ -113,7 +113,7 @@ def evaluate(task: str, accelerator, usd_per_hour=None) -> dict:
     key = _check.choice("task", task, TASKS)
     t, acc = TASKS[key], _acc(accelerator)
     price = cheapest(acc).usd_per_hour if usd_per_hour is None else _check.positive("usd_per_hour", usd_per_hour)
-    usable = USABLE * acc.memory_bytes
+    usable = memory.usable_bytes(acc.memory_bytes)
     precision, peak = _peak(acc)
     out = {"task": key, "accelerator": acc.name, "usd_per_hour": price, "precision": precision, "usable_bytes": usable}
     shape = models.get(t["model"])

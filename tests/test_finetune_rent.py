@@ -81,3 +81,18 @@ def test_bad_input(call):
     with pytest.raises((ValueError, KeyError)) as err:
         call()
     assert str(err.value)
+
+
+def test_rent_fits_under_the_books_one_memory_budget():
+    """A task "fits" exactly when memory.fits says so: headroom and a CUDA context, as everywhere."""
+    checked = 0
+    for task in ("qlora-7b", "train-gpt2"):
+        for acc in specs.all():
+            try:
+                r = rent.evaluate(task, acc.name)
+            except (KeyError, ValueError):  # no dated price for this part
+                continue
+            assert r["usable_bytes"] == memory.usable_bytes(acc.memory_bytes)
+            assert r["fits"] == memory.fits(r["memory_bytes"], acc.memory_bytes), (task, acc.name)
+            checked += 1
+    assert checked >= 10

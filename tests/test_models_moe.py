@@ -137,3 +137,20 @@ def test_cli_energy_of_a_mixture_counts_the_bytes_it_reads(capsys):
     w, kv = m.weights_read_per_step(4, "bf16"), memory.kv_cache_bytes_for(m, 4096)
     assert got["tokens_per_s"] == pytest.approx(flops.decode_tokens_per_s_bound(w, h200.bandwidth, 4, kv))
     assert got["joules_per_token"] == pytest.approx(energy.decode_joules_per_token(w, h200, 4, kv))
+
+
+def test_cli_train_and_finetune_count_the_active_flops_and_speculative_refuses(capsys):
+    import json
+
+    from hwlib import cli, finetune
+
+    m = models.get("Mixtral 8x7B")
+    assert cli.main(["train", "--model", "mixtral", "--tokens", "1e12", "--gpu", "h100", "--json"]) == 0
+    got = {q["key"]: q["value"] for q in json.loads(capsys.readouterr().out)["quantities"]}
+    assert got["training_flops"] == flops.training_flops(m.n_active_params(), 1e12)
+    assert cli.main(["finetune", "--model", "mixtral", "--tokens", "1e9", "--json"]) == 0
+    got = {q["key"]: q["value"] for q in json.loads(capsys.readouterr().out)["quantities"]}
+    assert got["training_flops"] == finetune.finetune_flops(m.n_active_params(), 1e9, "qlora")
+    assert got["weights_bytes"] == pytest.approx(m.n_params() * finetune.nf4_bits_per_param() / 8)  # memory: all
+    assert cli.main(["speculative", "--model", "mixtral", "--gpu", "h100"]) == 2
+    assert "mixture of experts is not modelled" in capsys.readouterr().err

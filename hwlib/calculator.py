@@ -45,7 +45,7 @@ import importlib
 import math
 from dataclasses import dataclass, field
 
-from . import _check, flops, memory, models, roofline, specs, units
+from . import _check, finetune as ft, flops, memory, models, roofline, specs, units
 
 
 @dataclass(frozen=True)
@@ -301,6 +301,8 @@ def estimate(
     train_seq_len=None,
     micro_batch=1,
     attention="flash",
+    finetune="none",
+    lora_rank=64,
 ) -> Estimate:
     """Napkin math for a model on an accelerator (chapter 9, "Napkin math").
 
@@ -316,6 +318,9 @@ def estimate(
     biases, none for Llama-style ones) choose the activation count (memory.activation_bytes_for).
     Both lengths default to 4096 tokens, or the model's context when shorter, and may not exceed it.
     zero_stage, recompute: see memory.zero_bytes_per_device and memory.activation_bytes.
+    finetune: "none" (train every weight: 16 B of state per parameter, ZeRO-shardable), "lora" or
+    "qlora" (frozen bf16 or NF4 weights plus adapters of rank lora_rank on every linear layer:
+    hwlib.finetune; no weight gradients, so 4·N·D FLOPs instead of 6·N·D; needs a model shape).
     "Fits" and "GPUs needed" leave memory.HEADROOM and a CUDA context free (memory.fits,
     memory.devices_needed). serve_gpus: GPUs for serving (default: the fewest that hold weights + KV
     cache that way); decoding on several assumes an ideal split with no communication.
@@ -336,6 +341,14 @@ def estimate(
     b = _check.integer("batch", batch)
     mb = _check.integer("micro_batch", micro_batch)
     attn = _check.choice("attention", attention, memory.ATTENTION)
+    tune = _check.choice("finetune", finetune, ("none",) + tuple(m for m in ft.METHODS if m != "full"))
+    if tune != "none" and shape is None:
+        raise ValueError(f"finetune={tune!r} needs a model shape (model=...), for the adapter matrices; got none")
+    if tune != "none" and zero_stage != 0:
+        raise ValueError(
+            f"zero_stage={zero_stage!r} shards a full training state; a {tune} fine-tune keeps its frozen "
+            "weights on every GPU: give zero_stage=0"
+        )
     price = acc.price_per_hour_usd if price_per_hour is None else _check.nonnegative("price_per_hour", price_per_hour)
     kv_shape = (n_layers, n_kv_heads, head_dim)
     if any(v is not None for v in kv_shape) and not all(v is not None for v in kv_shape):
@@ -362,6 +375,8 @@ def estimate(
             train_seq_len=s_train,
             micro_batch=mb,
             attention=attn,
+            finetune=tune,
+            lora_rank=lora_rank if tune != "none" else None,
             zero_stage=zero_stage,
             recompute=recompute,
             scaling_efficiency=scaling_efficiency,
@@ -413,24 +428,56 @@ def estimate(
         "hwlib.memory.weights_bytes",
         f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B",
     )
-    put(
-        "training_state_bytes",
-        "training state (AdamW, mixed precision)",
-        memory.training_state_bytes(n),
-        "bytes",
-        memory.FORMULAS["training_state_bytes"],
-        "hwlib.memory.training_state_bytes",
-        f"16 × {_g(n)}",
-    )
-    state = put(
-        "training_state_per_gpu",
-        f"training state per GPU (ZeRO stage {zero_stage}, G={g})",
-        memory.zero_bytes_per_device(n, g, zero_stage),
-        "bytes",
-        memory.zero_formula(zero_stage),
-        "hwlib.memory.zero_bytes_per_device",
-        f"N={_g(n)}, G={g}",
-    )
+    if tune == "none":
+        put(
+            "training_state_bytes",
+            "training state (AdamW, mixed precision)",
+            memory.training_state_bytes(n),
+            "bytes",
+            memory.FORMULAS["training_state_bytes"],
+            "hwlib.memory.training_state_bytes",
+            f"16 × {_g(n)}",
+        )
+        state = put(
+            "training_state_per_gpu",
+            f"training state per GPU (ZeRO stage {zero_stage}, G={g})",
+            memory.zero_bytes_per_device(n, g, zero_stage),
+            "bytes",
+            memory.zero_formula(zero_stage),
+            "hwlib.memory.zero_bytes_per_device",
+            f"N={_g(n)}, G={g}",
+        )
+    else:
+        rank = _check.integer("lora_rank", lora_rank)
+        lora = put(
+            "trainable_params",
+            f"trainable adapter parameters (rank {rank}, every linear layer)",
+            float(ft.lora_params(shape, rank)),
+            "params",
+            ft.FORMULAS["lora_params"],
+            "hwlib.finetune.lora_params",
+            f"r={rank}, L={shape.n_layers}" + (f", E={shape.n_experts} experts" if shape.n_experts > 1 else ""),
+        )
+        parts = ft.model_finetune_bytes(shape, tune, rank, s_train, mb, recompute=recompute, attention=attn)
+        frozen = put(
+            "finetune_weights_bytes",
+            f"frozen weights ({'NF4, double quantization' if tune == 'qlora' else 'bf16'})",
+            parts["weights"],
+            "bytes",
+            ft.FORMULAS["model_finetune_bytes.weights." + tune],
+            "hwlib.finetune.finetune_bytes",
+            f"N={_g(n)}",
+        )
+        adapters = put(
+            "adapter_bytes",
+            "adapters + their gradients and AdamW state",
+            parts["adapters"],
+            "bytes",
+            ft.FORMULAS["model_finetune_bytes.adapters"],
+            "hwlib.finetune.finetune_bytes",
+            f"N_lora={_g(lora)}",
+        )
+        state = frozen + adapters
     fit_text = (
         f"{units.format_bytes(acc.memory_bytes, binary=True)}, f = {memory.HEADROOM:g}, "
         f"C_ctx = {units.format_bytes(memory.CUDA_CONTEXT_BYTES, binary=True)}"
@@ -441,21 +488,32 @@ def estimate(
         variant = ("dropout" if dropout else "no dropout") + (
             ", FlashAttention" if attn == "flash" else ", scores stored"
         )
-        act = put(
-            "activation_bytes",
-            f"activations ({variant}, recompute={mode})",
-            memory.activation_bytes_for(shape, s_train, mb, recompute=mode, attention=attn),
-            "bytes",
-            memory.activation_formula(
-                mode, dropout, attn, gated_mlp=bool(shape.gated_mlp), ffn_hidden=shape.top_k * shape.d_ff
-            ),
-            "hwlib.memory.activation_bytes_for",
-            f"s={s_train}, b={mb}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}, "
-            + (f"f={shape.top_k} × {shape.d_ff}" if shape.top_k > 1 else f"f={shape.d_ff}"),
-        )
+        if tune != "none" and mode == "full":  # hwlib.finetune's count: + the layer being recomputed
+            act = put(
+                "activation_bytes",
+                f"activations ({variant}, recompute=full, + the layer being recomputed)",
+                parts["activations"],
+                "bytes",
+                ft.FORMULAS["model_finetune_bytes.activations"],
+                "hwlib.finetune.model_finetune_bytes",
+                f"s={s_train}, b={mb}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}",
+            )
+        else:
+            act = put(
+                "activation_bytes",
+                f"activations ({variant}, recompute={mode})",
+                memory.activation_bytes_for(shape, s_train, mb, recompute=mode, attention=attn),
+                "bytes",
+                memory.activation_formula(
+                    mode, dropout, attn, gated_mlp=bool(shape.gated_mlp), ffn_hidden=shape.top_k * shape.d_ff
+                ),
+                "hwlib.memory.activation_bytes_for",
+                f"s={s_train}, b={mb}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}, "
+                + (f"f={shape.top_k} × {shape.d_ff}" if shape.top_k > 1 else f"f={shape.d_ff}"),
+            )
         total = put(
             "training_bytes_per_gpu",
-            "training memory per GPU",
+            "training memory per GPU" + ("" if tune == "none" else f" ({tune} fine-tune)"),
             memory.training_bytes_per_device(state, act),
             "bytes",
             memory.FORMULAS["training_bytes_per_device"],
@@ -538,15 +596,26 @@ def estimate(
     )
     if tokens is not None:
         d = _check.positive("tokens", tokens)
-        c = put(
-            "training_flops",
-            "training compute" + (" (N = active parameters)" if n_act != n else ""),
-            flops.training_flops(n_act, d),
-            "FLOP",
-            flops.FORMULAS["training_flops"],
-            "hwlib.flops.training_flops",
-            f"6 × {_g(n_act)} × {_g(d)}" + (" (active parameters)" if n_act != n else ""),
-        )
+        if tune == "none":
+            c = put(
+                "training_flops",
+                "training compute" + (" (N = active parameters)" if n_act != n else ""),
+                flops.training_flops(n_act, d),
+                "FLOP",
+                flops.FORMULAS["training_flops"],
+                "hwlib.flops.training_flops",
+                f"6 × {_g(n_act)} × {_g(d)}" + (" (active parameters)" if n_act != n else ""),
+            )
+        else:
+            c = put(
+                "training_flops",
+                f"fine-tuning compute ({tune}: no weight gradients for frozen weights)",
+                ft.finetune_flops(n_act, d, tune, recompute=False),
+                "FLOP",
+                ft.FORMULAS["finetune_flops"],
+                "hwlib.finetune.finetune_flops",
+                f"4 × {_g(n_act)} × {_g(d)}" + (" (active parameters)" if n_act != n else ""),
+            )
         t = put(
             "training_time_s",
             f"training time on {g} × {acc.name}",

@@ -34,6 +34,8 @@ def cmd_estimate(args) -> int:
         attention=args.attention,
         zero_stage=args.zero,
         recompute=args.recompute,
+        finetune=args.finetune,
+        lora_rank=args.rank,
     )
     if args.json:
         doc = calculator.validate(est.document("estimate"))
@@ -90,6 +92,13 @@ def register(subparsers) -> None:
         default="none",
         help="activation recomputation (default none)",
     )
+    p.add_argument(
+        "--finetune",
+        choices=("none", "lora", "qlora"),
+        default="none",
+        help="training: every weight (none, default), or LoRA / QLoRA adapters on frozen weights",
+    )
+    p.add_argument("--rank", type=parse_whole, default=64, metavar="R", help="LoRA rank r (default 64)")
     flag(p, "--json")
     p.set_defaults(func=cmd_estimate)
 

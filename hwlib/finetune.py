@@ -17,7 +17,7 @@ Chapter 8 "Fine-tuning on one GPU: LoRA and QLoRA". QLoRA fits a 7B fine-tune in
 
 from __future__ import annotations
 
-from . import _check, memory
+from . import _check, memory, models
 
 FORMULAS = {
     "lora_params": "N_lora = L · Σ r·(d_in + d_out)",
@@ -57,8 +57,6 @@ def lora_params(model, rank=64, targets=LINEARS) -> int:
     """Trainable LoRA parameters: n_layers · Σ r · (d_in + d_out) over the target matrices
     (Hu et al. 2021 §4). QLoRA's default targets every linear layer with r = 64. In a mixture of
     experts each expert's MLP matrices get their own adapters (E times the MLP terms)."""
-    from . import models
-
     shape = models.get(model) if isinstance(model, str) else model
     r = _check.integer("rank", rank)
     mats = _matrices(shape)
@@ -98,17 +96,19 @@ def finetune_bytes(
     return {"weights": weights, "adapters": adapters, "activations": act, "total": weights + adapters + act}
 
 
-def model_finetune_bytes(model, method="qlora", rank=64, seq_len=2048, batch=1, recompute="full") -> dict:
+def model_finetune_bytes(
+    model, method="qlora", rank=64, seq_len=2048, batch=1, recompute="full", attention="flash"
+) -> dict:
     """``finetune_bytes`` for a named ``hwlib.models`` shape: LoRA on every linear layer at `rank`,
-    activations from ``memory.activation_bytes_for`` (the model family's dropout, FlashAttention;
-    gradient checkpointing by default, as QLoRA uses) plus one layer's working set while it is
-    recomputed."""
-    from . import models
-
+    activations from ``memory.activation_bytes_for`` (the model family's dropout, FlashAttention by
+    default; gradient checkpointing by default, as QLoRA uses) plus one layer's working set while it
+    is recomputed."""
     shape = models.get(model) if isinstance(model, str) else model
-    act = memory.activation_bytes_for(shape, seq_len, batch, recompute=recompute)
+    act = memory.activation_bytes_for(shape, seq_len, batch, recompute=recompute, attention=attention)
     if recompute == "full":  # the layer being recomputed holds its full activations for a moment
-        act += memory.activation_bytes_for(shape, seq_len, batch, recompute="none") / shape.n_layers
+        act += (
+            memory.activation_bytes_for(shape, seq_len, batch, recompute="none", attention=attention) / shape.n_layers
+        )
     trainable = 0.0 if method == "full" else lora_params(shape, rank)
     return finetune_bytes(shape.n_params(), method, trainable, activation_bytes=act)
 

@@ -83,6 +83,8 @@ def estimate_case(rng: random.Random) -> dict:
     )
     case["seq_len"] = rng.randint(1, context)
     case["train_seq_len"] = None if rng.random() < 0.3 else rng.randint(1, context)
+    if case["model"] is not None and rng.random() < 0.3:  # a LoRA / QLoRA fine-tune (frozen weights: no ZeRO)
+        case.update(finetune=rng.choice(["lora", "qlora"]), lora_rank=rng.choice([4, 8, 16, 64, 256]), zero_stage=0)
     if case["model"] is None:
         case["n_params"] = _log_uniform(rng, 1e6, 2e12)
         if rng.random() < 0.8:
@@ -96,6 +98,8 @@ def bad_estimate_cases(rng: random.Random) -> list[dict]:
     changes = [{"n_gpus": v} for v in (-1, 0, 2.5, math.nan)] + [{"mfu": v} for v in (1.5, 0.0, -0.2, math.nan)]
     changes += [{"tokens": v} for v in (-1.0, 0.0, math.nan, math.inf)] + [{"seq_len": v} for v in (0, -5, 1.5)]
     changes += [{"seq_len": 8193}, {"train_seq_len": 10**6}, {"micro_batch": 0}, {"attention": "fast"}, {"batch": 2.5}]
+    changes += [{"finetune": "dora"}, {"finetune": "lora", "zero_stage": 3}, {"finetune": "qlora", "lora_rank": 0}]
+    changes += [{"finetune": "lora", "model": None, "n_params": 7e9}]
     changes += [
         {"batch": 0},
         {"price_per_hour": -3.0},

@@ -159,6 +159,11 @@ def llm_calculator(
         "precisions": list(specs.PRECISIONS),
         "recompute": list(memory.RECOMPUTE),
         "attention": list(memory.ATTENTION),
+        "finetune": [
+            ["none", "every weight (16 B of state per parameter)"],
+            ["lora", "LoRA adapters, frozen bf16 weights"],
+            ["qlora", "QLoRA adapters, frozen NF4 weights"],
+        ],
         "default_seq_len": calculator.DEFAULT_SEQ_LEN,
         "defaults": {
             "model": shape.name,

@@ -48,6 +48,9 @@ DRIVE_LLM = """([id, cases]) => {
     q("precision").value = c.precision || "";
     for (const k of ["tokens", "seq_len", "batch", "n_gpus", "mfu", "scaling_efficiency", "price_per_hour",
                      "train_seq_len", "micro_batch"]) q(k).value = text(c[k]);
+    q("finetune").value = c.finetune || "none";
+    fire(q("finetune"));
+    q("lora_rank").value = text(c.lora_rank === undefined ? 64 : c.lora_rank);
     for (const k of ["weights_dtype", "kv_dtype", "recompute", "zero_stage", "attention"]) q(k).value = String(c[k]);
     fire(q("tokens"));
     const box = root.querySelector(".hwlib-error");

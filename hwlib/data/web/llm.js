@@ -35,7 +35,9 @@ const trainSet = group("Training",
   add(field("micro_batch", "micro-batch b (sequences per GPU step)", D.micro_batch)),
   add(select("attention", "attention kernel", DATA.attention.map((a) => [a, a === "flash" ? "FlashAttention" : "standard (scores stored)"]), "flash")),
   add(select("recompute", "activation recompute", DATA.recompute.map((r) => [r, r]), "none")),
-  add(select("zero_stage", "ZeRO stage", ["0", "1", "2", "3"].map((z) => [z, z]), "0")));
+  add(select("zero_stage", "ZeRO stage", ["0", "1", "2", "3"].map((z) => [z, z]), "0")),
+  add(select("finetune", "what is trained", DATA.finetune.map(([v, label]) => [v, label]), "none")),
+  add(field("lora_rank", "LoRA rank r", 64)));
 const serveSet = group("Serving",
   add(field("seq_len", "context per sequence (tokens)", D.seq_len)),
   add(field("batch", "serving batch B (sequences decoded together)", D.batch)),
@@ -73,6 +75,13 @@ function applyModel() {
   for (const node of shapeNodes()) node.hidden = m === "params" && !KV_SHAPE.has(node.dataset.shape);
   for (const node of shapeSet.querySelectorAll("[data-params]")) node.hidden = m !== "params";
   for (const [k] of FLAGS) flagBoxes[k].disabled = m === "params";
+}
+// A LoRA or QLoRA fine-tune keeps its frozen weights on every GPU: ZeRO does not apply, the rank does.
+function applyFinetune() {
+  const adapters = inputs.finetune.value !== "none";
+  if (adapters) inputs.zero_stage.value = "0";
+  inputs.zero_stage.disabled = adapters;
+  inputs.lora_rank.disabled = !adapters;
 }
 function applyGpu() {
   const acc = accByName[inputs.gpu.value];
@@ -113,6 +122,8 @@ function readKwargs() {
   kw.gpu = inputs.gpu.value;
   for (const k of ["weights_dtype", "kv_dtype", "recompute", "attention"]) kw[k] = inputs[k].value;
   kw.zero_stage = Number(inputs.zero_stage.value);
+  kw.finetune = inputs.finetune.value;
+  kw.lora_rank = readField("lora_rank");
   return { kw, record: { mode: m, shape, ...kw, model: m === "named" ? kw.model : null } };
 }
 
@@ -137,6 +148,7 @@ function update() {
 root.addEventListener("input", (event) => {
   if (event.target === inputs.model) applyModel();
   if (event.target === inputs.gpu) applyGpu();
+  if (event.target === inputs.finetune) applyFinetune();
   if (mode() === "named" && (SHAPE.some(([k]) => event.target === inputs[k]) || event.target.type === "checkbox")) {
     inputs.model.value = "__shape";          // editing a named shape makes it a custom one
     applyModel();
@@ -145,4 +157,5 @@ root.addEventListener("input", (event) => {
 });
 applyModel();
 applyGpu();
+applyFinetune();
 update();

@@ -532,7 +532,20 @@ def estimate(
     else:
         est.missing["activation_bytes"] = "a model shape (model=...), for hidden size, layers and heads"
     kv = 0.0
-    if kv_shape[0] is not None:
+    window = None if shape is None or n_layers is not None else shape.sliding_window
+    if kv_shape[0] is not None and window is not None:  # a rolling buffer of the last W positions
+        cached = shape.cached_tokens(s_len)
+        kv = put(
+            "kv_cache_bytes",
+            f"KV cache ({kv_dtype}, {b} × {s_len} tokens, sliding window {window})",
+            memory.kv_cache_bytes(*kv_shape, cached, b, kv_dtype),
+            "bytes",
+            memory.FORMULAS["kv_cache_bytes.window"],
+            "hwlib.memory.kv_cache_bytes_for",
+            f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × min({s_len}, {window}) × {b} × "
+            f"{memory.bytes_per_value(kv_dtype):g} B",
+        )
+    elif kv_shape[0] is not None:
         kv = put(
             "kv_cache_bytes",
             f"KV cache ({kv_dtype}, {b} × {s_len} tokens)",

@@ -201,6 +201,14 @@ def _model_and_params(args):
     return None, args.params
 
 
+def _kv_positions(shape, seq) -> tuple[str, str | None]:
+    """How the KV rows print the cached positions: s, or min(s, W) with the sliding-window formula
+    for a shape that has one (Mistral 7B)."""
+    if shape.sliding_window is None:
+        return fmt(seq), None
+    return f"min({fmt(seq)}, {shape.sliding_window})", memory.FORMULAS["kv_cache_bytes.window"]
+
+
 def _bytes(x) -> str:
     return f"{units.format_bytes(x)} ({units.format_bytes(x, binary=True)})"
 
@@ -406,15 +414,17 @@ def cmd_memory(args) -> int:
     need = w
     if shape:
         kv = memory.kv_cache_bytes_for(shape, args.seq, args.batch, args.dtype)
+        positions, windowed = _kv_positions(shape, args.seq)
         rep.add(
             "kv_cache_bytes",
             f"KV cache ({args.batch} × {args.seq} tokens)",
             kv,
             "bytes",
-            memory.kv_cache_bytes,
-            f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × {fmt(args.seq)} × "
+            memory.kv_cache_bytes_for if windowed else memory.kv_cache_bytes,
+            f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × {positions} × "
             f"{fmt(args.batch)} × {fmt(b)} B",
             _bytes(kv),
+            formula=windowed,
         )
         need = rep.add(
             "inference_bytes",
@@ -551,15 +561,17 @@ def cmd_decode(args) -> int:
         _bytes(w),
     )
     if shape:
+        positions, windowed = _kv_positions(shape, args.seq)
         rep.add(
             "kv_bytes_per_sequence",
             f"KV cache of one sequence ({args.seq} tokens)",
             kv,
             "bytes",
-            memory.kv_cache_bytes,
+            memory.kv_cache_bytes_for if windowed else memory.kv_cache_bytes,
             f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × "
-            f"{fmt(args.seq)} × 1 × {fmt(memory.bytes_per_value(args.dtype))} B",
+            f"{positions} × 1 × {fmt(memory.bytes_per_value(args.dtype))} B",
             _bytes(kv),
+            formula=windowed,
         )
     else:
         rep.result.missing["kv_bytes_per_sequence"] = "a model shape: use --model"

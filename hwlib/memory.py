@@ -23,6 +23,7 @@ FORMULAS = {
     "weights_bytes": "W = N·b",
     "training_state_bytes": "S = (2 + 2 + 4 + 8)·N = 16·N",
     "kv_cache_bytes": "KV = 2·L·h_kv·d_head·s·B·b",
+    "kv_cache_bytes.window": "KV = 2·L·h_kv·d_head·min(s, W)·B·b  (sliding window W)",
     "inference_bytes": "M = W + KV",
     "fits": "M·(1 + f) + C_ctx ≤ GPU memory",
     "devices_needed": "⌈M·(1 + f) / (GPU memory − C_ctx)⌉",
@@ -114,7 +115,8 @@ def kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, batch=1, dtype="bf16
 def kv_cache_bytes_for(model, seq_len, batch=1, dtype="bf16"):
     """kv_cache_bytes for a named shape: a `hwlib.models` shape (or its name, e.g. "llama-3-8b").
 
-    The shape must provide n_layers, n_kv_heads and head_dim.
+    The shape must provide n_layers, n_kv_heads and head_dim. A shape with a sliding window W
+    (Mistral 7B) caches min(s, W) positions: KV = 2·L·h_kv·d_head·min(s, W)·B·b.
     """
     if isinstance(model, str):
         from . import models
@@ -123,7 +125,9 @@ def kv_cache_bytes_for(model, seq_len, batch=1, dtype="bf16"):
     missing = [a for a in ("n_layers", "n_kv_heads", "head_dim") if not hasattr(model, a)]
     if missing:
         raise ValueError(f"model must have n_layers, n_kv_heads and head_dim; {model!r} lacks {missing}")
-    return kv_cache_bytes(model.n_layers, model.n_kv_heads, model.head_dim, seq_len, batch, dtype)
+    window = getattr(model, "sliding_window", None)
+    cached = seq_len if window is None else min(_check.positive("seq_len", seq_len), window)
+    return kv_cache_bytes(model.n_layers, model.n_kv_heads, model.head_dim, cached, batch, dtype)
 
 
 def inference_bytes(n_params, dtype="bf16", kv_bytes=0.0):

@@ -23,6 +23,7 @@ from . import _check, dtypes
 
 FORMULAS = {
     "ModelShape.n_params": "N = embeddings + L·(attention + MLP) + norms",
+    "ModelShape.cached_tokens": "s_cache = min(s, W)  (sliding window W)",
     "ModelShape.n_active_params": "N_active = embeddings + L·(attention + k experts + router) + norms",
     "ModelShape.params_read_per_step": "N_read = N − L·(E − E_hit)·N_expert,  E_hit = E·(1 − (1 − k/E)^B)",
     "ModelShape.weights_read_per_step": "W_read = N_read·b,  N_read = N − L·(E − E_hit)·N_expert,  E_hit = E·(1 − (1 − k/E)^B)",
@@ -51,6 +52,7 @@ class ModelShape:
     source: str = ""
     n_experts: int = 1  # mixture of experts: E MLPs ("experts") per layer and a router (1: dense)
     top_k: int = 1  # experts each token runs through (k of E)
+    sliding_window: int | None = None  # each layer attends to the last W tokens (Mistral 7B); None: all
 
     @property
     def head_dim(self) -> int:
@@ -128,6 +130,12 @@ class ModelShape:
         """N without the vocabulary- and position-sized matrices (token embedding, learned
         positions, untied output head): the N of Kaplan et al. 2020 and of C ≈ 6ND."""
         return self.n_params() - self.embedding_params()
+
+    def cached_tokens(self, seq_len) -> float:
+        """Positions the KV cache holds for a context of s tokens: min(s, W) with a sliding window of W
+        (a rolling buffer, Jiang et al. 2023 §2), else s."""
+        s = _check.positive("seq_len", seq_len)
+        return s if self.sliding_window is None else min(s, self.sliding_window)
 
     def kv_bytes_per_token(self, dtype: str = "bf16") -> float:
         """KV cache per token: 2 (K and V) · n_layers · n_kv_heads · head_dim · bytes  [bytes].
@@ -224,17 +232,18 @@ _ALIASES = {
 
 
 def _moe_models() -> tuple[dict, dict]:
-    """The mixture-of-experts shapes of hwlib/data/moe.yaml that this dataclass can hold (GQA
-    attention, every layer MoE, no shared experts, a max_context): Mixtral 8x7B. One home for their
-    numbers; hwlib.moe reads the same rows for its richer MoEShape (MLA, shared experts)."""
+    """The shapes of hwlib/data/moe.yaml that this dataclass can hold (GQA attention, every layer MoE or
+    every layer dense, no shared experts, a max_context): Mixtral 8x7B and the dense Mistral 7B with
+    its sliding window. One home for their numbers; hwlib.moe reads the same rows for its richer
+    MoEShape (MLA, shared experts)."""
     import yaml
 
     raw = yaml.safe_load(Path(__file__).with_name("data").joinpath("moe.yaml").read_text(encoding="utf-8"))
     out, aliases = {}, {}
     for name, row in raw["models"].items():
         att = row["attention"]
-        representable = row["n_experts"] > 1 and att["kind"] == "gqa" and row["n_dense_layers"] == 0
-        if not (representable and row["n_shared_experts"] == 0 and row.get("max_context")):
+        uniform = row["n_dense_layers"] == (0 if row["n_experts"] > 1 else row["n_layers"])
+        if not (uniform and att["kind"] == "gqa" and row["n_shared_experts"] == 0 and row.get("max_context")):
             continue
 
         def whole(key, value, name=name):
@@ -258,6 +267,7 @@ def _moe_models() -> tuple[dict, dict]:
             source=raw["sources"][row["source"]],
             n_experts=whole("n_experts", row["n_experts"]),
             top_k=whole("top_k", row["top_k"]),
+            sliding_window=None if row["sliding_window"] is None else whole("sliding_window", row["sliding_window"]),
         )
         aliases.update({a: name for a in row.get("aliases", [])})
     return out, aliases

@@ -65,13 +65,14 @@ def kv_cache_bytes_for(shape, seq_len, batch=1, dtype="bf16"):
 
 
 def mha_equivalent_kv_bytes(shape, seq_len, batch=1, dtype="bf16"):
-    """What the same shape would cache with full multi-head attention (2 · L · h · d_h per token);
-    for MLA d_h is the per-head key width d_nope + d_rope, as DeepSeek-V2 Table 1 compares."""
+    """What the same shape would cache with full multi-head attention (2 · L · h · d_h per token).
+    For MLA d_h is the per-head dimension without the decoupled RoPE part (d_nope = 128 in
+    DeepSeek-V2/V3), as DeepSeek-V2 Table 1 compares MHA's 2·n_h·d_h·l with MLA's (d_c + d_h^R)·l."""
     from . import moe
 
     s = moe.get(shape)
     a = s.attention
-    head = a["head_dim"] if a["kind"] == "gqa" else a["qk_nope_head_dim"] + a["qk_rope_head_dim"]
+    head = a["head_dim"] if a["kind"] == "gqa" else a["qk_nope_head_dim"]
     return memory.kv_cache_bytes(s.n_layers, a["n_heads"], head, seq_len, batch, dtype)
 
 

@@ -60,7 +60,8 @@ def test_mla_cache_is_deepseek_v2_formula():
     assert per_token == 4.5 * 128
     v3 = attention.kv_cache_bytes_for("DeepSeek-V3", 4096)
     assert v3 == 61 * 576 * 4096 * 2
-    assert attention.mha_equivalent_kv_bytes("DeepSeek-V3", 4096) / v3 == pytest.approx(2 * 128 * 192 / 576)
+    # DeepSeek-V2 Table 1's comparison: MHA 2·n_h·d_h with d_h = 128 against MLA's 512 + 64 = 576 values
+    assert attention.mha_equivalent_kv_bytes("DeepSeek-V3", 4096) / v3 == pytest.approx(2 * 128 * 128 / 576)
 
 
 def test_sliding_window_eight_times_smaller_at_32k():

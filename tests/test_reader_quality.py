@@ -110,3 +110,19 @@ def test_each_chart_of_chapters_1_to_5_has_one_home():
     assert growth == ["04_arithmetic_intensity.md"], growth
     names = [m for t in pages.values() for m in re.findall(r"^\s*name: (fig-[\w-]+)", t, flags=re.M)]
     assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
+@pytest.mark.parametrize(
+    "md", sorted((Path(__file__).resolve().parents[1] / "chapters").glob("*.md")), ids=lambda p: p.name
+)
+def test_captions_and_alt_text_hold_no_unresolved_labels(md):
+    """Figure captions and alt text are plain strings in cell metadata: a `{eq}` role or an equation
+    label there reaches the reader raw ("equation eq-decode"), so they must not contain one."""
+    import re
+
+    bad = [
+        (n, line.strip()[:80])
+        for n, line in enumerate(md.read_text().splitlines(), 1)
+        if re.match(r"\s*(caption|alt):", line) and re.search(r"\{(eq|ref|doc|numref|cite)\}|\beq-[a-z]", line)
+    ]
+    assert bad == [], f"{md.name}: captions/alt text with unresolved references: {bad}"

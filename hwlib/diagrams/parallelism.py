@@ -89,13 +89,17 @@ def zero_stages(n_params: float = 7.5e9, n_devices: int = 4, optimizer_bytes_per
     return finish(fig, alt, {"bytes_per_device": per, "n_devices": n_devices, "n_params": n_params})
 
 
-def tensor_parallel_mlp(model: str = "Llama 3 8B", tokens: int = 4096, tensor_parallel: int = 2, dtype="bf16"):
+def tensor_parallel_mlp(model: str = "GPT-3 175B", tokens: int = 4096, tensor_parallel: int = 2, dtype="bf16"):
     """A transformer MLP Y = GeLU(X A) B split over t devices: A (h x f) by columns, so each device
     computes its own f/t slice of GeLU(X A) with no communication; B (f x h) by rows, so each device
     produces a partial sum of the whole s x h output; one all-reduce adds them. Each device sends
-    2(t-1)/t x s h b bytes for it (forward; the backward pass has one more)."""
+    2(t-1)/t x s h b bytes for it (forward; the backward pass has one more). For a SwiGLU model
+    (Llama) A stands for the gate and up matrices (h x 2f), both split by columns, and the element-wise
+    SiLU(X G)·(X U) takes the place of GeLU; the communication is the same."""
     mdl = models.get(model)
     h, f, t = mdl.d_model, mdl.d_ff, tensor_parallel
+    act_fn = "SwiGLU" if mdl.gated_mlp else "GeLU"
+    a_cols = 2 * f if mdl.gated_mlp else f  # gate and up side by side
     act = tokens * h * memory.bytes_per_value(dtype)
     sent = parallel.ring_allreduce_bytes_per_link(act, t)
     fig, ax = canvas(10.5, 1.1 + 1.0 * t, (0, 21), (-0.8, 1.9 * t + 1.3))
@@ -106,9 +110,9 @@ def tensor_parallel_mlp(model: str = "Llama 3 8B", tokens: int = 4096, tensor_pa
         y = top - 1.9 * (d + 1) + 0.3
         col = cols[d % len(cols)]
         arrow(ax, (2.4, top / 2), (3.4, y + 0.7), lw=0.9)
-        box(ax, 3.4, y, 3.0, 1.4, f"A, columns {d + 1}/{t}\n{h:,} x {f // t:,}", col, 0.35)
+        box(ax, 3.4, y, 3.0, 1.4, f"A, columns {d + 1}/{t}\n{h:,} x {a_cols // t:,}", col, 0.35)
         arrow(ax, (6.4, y + 0.7), (7.3, y + 0.7), lw=0.9)
-        box(ax, 7.3, y, 3.0, 1.4, f"GeLU(X A_{d + 1})\n{tokens:,} x {f // t:,}", col, 0.2)
+        box(ax, 7.3, y, 3.0, 1.4, f"{act_fn}(X A_{d + 1})\n{tokens:,} x {f // t:,}", col, 0.2)
         arrow(ax, (10.3, y + 0.7), (11.2, y + 0.7), lw=0.9)
         box(ax, 11.2, y, 3.0, 1.4, f"B, rows {d + 1}/{t}\n{f // t:,} x {h:,}", col, 0.35)
         arrow(ax, (14.2, y + 0.7), (15.1, y + 0.7), lw=0.9)
@@ -138,7 +142,7 @@ def tensor_parallel_mlp(model: str = "Llama 3 8B", tokens: int = 4096, tensor_pa
     )
     alt = (
         f"Data-flow diagram of a {mdl.name} MLP split over {t} devices. The input X ({tokens:,} x {h:,}) goes to "
-        f"every device; device d multiplies it by its column slice of A ({h:,} x {f // t:,}), applies GeLU locally, "
+        f"every device; device d multiplies it by its column slice of A ({h:,} x {a_cols // t:,}), applies {act_fn} locally, "
         f"multiplies by its row slice of B ({f // t:,} x {h:,}) and holds a partial {tokens:,} x {h:,} output. "
         f"One all-reduce sums the partial outputs; each device sends {units.format_bytes(sent)} for it."
     )

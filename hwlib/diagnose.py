@@ -42,7 +42,7 @@ FORMULAS = {
 
 LAUNCH_OVERHEAD_S = 5e-6
 """Order of magnitude of one kernel launch [s]: ~2.5 µs back to back on an H200 and ~6 µs cold in
-published microbenchmarks (gpu-experiments reference, pitfall 3). Below it, the roofline does not bind."""
+published launch-overhead microbenchmarks (CuPy and PyTorch issue threads; chapter 10). Below it, the roofline does not bind."""
 
 NEAR_RIDGE = 2.0
 """A kernel within this factor of the ridge (I*/2 < I < 2·I*) is near it: both roofs matter."""

@@ -74,7 +74,7 @@ def scratch(dtype, threads: int, chunk_bytes: int = CHUNK_BYTES) -> list:
 
 
 def stream_kernels(a, b, c, s, threads: int, chunk_bytes: int = CHUNK_BYTES) -> dict:
-    """STREAM's four kernels over float arrays a, b, c (McCalpin; gpu-experiments reference §1.1).
+    """STREAM's four kernels over float arrays a, b, c (McCalpin 1995, the STREAM benchmark).
 
     copy c = a; scale b = s c; add c = a + b; triad a = b + s c (cache-blocked: s c goes to a
     per-thread cache-sized buffer of `chunk_bytes`, then a = buffer + b). Each returns None; time them with

@@ -4,7 +4,7 @@ FLOPs of C = A B with A m x k and B k x n: 2 m n k (one multiply + one add per t
 Minimum bytes moved: (m k + k n + m n) x itemsize (each operand read once, C written once), so the
 arithmetic intensity is 2 m n k / ((m k + k n + m n) b) FLOP/byte (hwlib.roofline.matmul_intensity).
 Square: I = N / (3 b / 2) - grows with N. Skinny (m = batch, W fixed k x n): I ~ batch for
-fp16 - the decode story: memory-bound until batch reaches the ridge point (gpu-experiments §0.4).
+fp16 - the decode story: memory-bound until batch reaches the ridge point (chapter 6).
 
 GPU: cuBLAS through cupy.matmul (fp16 uses tensor cores with fp32 accumulation). CPU: NumPy's BLAS
 (OpenBLAS here), which uses every core. Operands are random normal (predictable data runs faster).

@@ -1,4 +1,4 @@
-"""Timing harness shared by every experiment (methodology: gpu-experiments reference §1.8, §8).
+"""Timing harness shared by every experiment (methodology: chapter 10, measuring honestly).
 
 GPU: CUDA events recorded on the current stream around a batch of back-to-back calls, read with
 ``cupy.cuda.get_elapsed_time`` (milliseconds). CPU: ``time.perf_counter``. Both:

@@ -287,10 +287,10 @@ def hbm_stack(gpu: str = "H100 SXM"):
     top.set_ylim(0, 6)
     box(top, 0.2, 0.2, 6.6, 5.6, "", "sky_blue", 0.25, rounded=False)
     box(top, 2.1, 1.3, 2.8, 3.4, f"GPU die\n{acc.name}", "blue", 0.45, size=FONT + 1, weight="bold")
-    spots = [(0.45, 3.4), (0.45, 1.6), (5.15, 3.4), (5.15, 1.6), (2.75, 4.9), (2.75, 0.35)]
+    # stacks along the two long edges of the die, as on the package (three per side at most here)
+    spots = [(0.45, 3.75), (0.45, 2.5), (0.45, 1.25), (5.15, 3.75), (5.15, 2.5), (5.15, 1.25)]
     for i, (x, y) in enumerate(spots[:stacks]):
-        w_, h_ = (1.4, 1.0) if i < 4 else (1.5, 0.7)
-        box(top, x, y, w_, h_, f"HBM {i + 1}", "yellow", 0.55, size=FONT - 0.5, rounded=False)
+        box(top, x, y, 1.4, 1.0, f"HBM {i + 1}", "yellow", 0.55, size=FONT - 0.5, rounded=False)
     top.set_title(
         f"top view: {stacks} stacks x {width:,} bits = {bus:,}-bit bus\n"
         f"{units.format_bandwidth(acc.bandwidth)} / {stacks} = "
@@ -302,7 +302,7 @@ def hbm_stack(gpu: str = "H100 SXM"):
         f"Two schematic drawings of an {acc.name} package. Side view: a package substrate, a silicon "
         f"interposer on it, the GPU die in the middle and an HBM stack on each side, each stack a base logic die "
         f"under a tower of DRAM dies pierced by through-silicon vias, wired to the GPU through the interposer "
-        f"with a {width:,}-bit interface. Top view: the GPU die surrounded by {stacks} HBM stacks, "
+        f"with a {width:,}-bit interface. Top view: the GPU die with {stacks} HBM stacks along its two long edges, "
         f"{stacks} x {width:,} bits = a {bus:,}-bit bus delivering {units.format_bandwidth(acc.bandwidth)}, "
         f"{units.format_bandwidth(per_stack_bw)} per stack."
     )

@@ -82,7 +82,7 @@ def memory_hierarchy(gpu: str = "H200"):
             )
         )
         ax.text(0, y0 + 0.5, r["name"], ha="center", va="center", fontsize=FONT + 1, weight="bold")
-        size = units.format_bytes(r["capacity"], binary=r["capacity"] < 1e9)
+        size = units.format_bytes(r["capacity"], binary=True)
         ax.text(-5.0, y0 + 0.62, size, ha="right", va="center", fontsize=FONT + 1, weight="bold")
         ax.text(-5.0, y0 + 0.28, r["where"], ha="right", va="center", fontsize=FONT - 0.5, color=MUTED)
         bw = units.format_bandwidth(r["bandwidth"]) if r["bandwidth"] else "not published"
@@ -103,7 +103,7 @@ def memory_hierarchy(gpu: str = "H200"):
         f"A pyramid of five memory tiers of an {specs.get(gpu).name}, smallest and fastest at the top, with "
         f"capacity on the left and bandwidth on the right: "
         + "; ".join(
-            f"{r['name']} {units.format_bytes(r['capacity'], binary=r['capacity'] < 1e9)}"
+            f"{r['name']} {units.format_bytes(r['capacity'], binary=True)}"
             + (f" at {units.format_bandwidth(r['bandwidth'])}" if r["bandwidth"] else "")
             for r in rows
         )

@@ -77,3 +77,11 @@ def entry(section: str, key: str) -> dict:
     """One entry of a section (e.g. entry('hbm', 'H100 SXM'), entry('published', 'h200_l2_sweep')), with
     its records kept (use `value` for the numbers). KeyError naming what the section has otherwise."""
     return _entry(section, key)
+
+
+def register_bandwidth(gpu) -> float:
+    """Operand traffic the register file must sustain for the FP32 lanes at their peak  [bytes/s]:
+    every FMA reads 3 operands of 4 bytes and does 2 FLOPs, so 3 · 4 · π_FP32 / 2. NVIDIA publishes no
+    register-file bandwidth; this is a lower bound (tensor-core operands come on top). Chapter 2."""
+    acc = specs.get(gpu) if isinstance(gpu, str) else gpu
+    return 3 * 4 * acc.peak_flops("fp32") / 2

@@ -115,3 +115,13 @@ def test_latencies_grow_down_the_hierarchy():
     cycles = [lat[k]["value"] for k in ("l1_cycles", "l2_cycles", "dram_cycles")]
     assert cycles == sorted(cycles)
     assert 200e-9 < lat["dram_cycles"]["value"] / lat["clock_hz"]["value"] < 1e-6
+
+
+def test_register_bandwidth_is_one_formula_for_the_pyramid_and_the_bars():
+    from hwlib import diagrams, hierarchy, specs
+
+    h200 = specs.get("H200")
+    want = 3 * 4 * h200.peak_flops("fp32") / 2  # 3 FP32 operands per FMA, 2 FLOPs per FMA
+    assert hierarchy.register_bandwidth("H200") == want
+    regs = next(t for t in diagrams.hierarchy.tiers("H200") if t["name"] == "registers")
+    assert regs["bandwidth"] == want

@@ -1,5 +1,6 @@
 """The memory hierarchy as a pyramid: each tier's capacity (width, on a log scale) and bandwidth, all
 from hwlib/data. Registers and L1/shared: per-SM sizes (hierarchy.yaml) x SM count (specs.yaml);
+register bandwidth: the FP32 lanes' operand traffic at peak, a lower bound (hierarchy.register_bandwidth);
 shared-memory bandwidth = 128 bytes per clock per SM x SMs x the clock implied by the FP32 peak
 (pi_FP32 / (2 x SMs x lanes), chapter 2); L2 bandwidth: the published gpu-benches plateau where the
 data has one for this GPU; HBM: spec sheet; host: DRAM per GPU of an 8-GPU server and one direction of
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.patches import Polygon
 
-from .. import interconnect, specs, units
+from .. import hierarchy, interconnect, specs, units
 from ._draw import FONT, INK, MUTED, canvas, data, finish, sm_facts, tint, value
 
 
@@ -32,7 +33,7 @@ def tiers(gpu: str = "H200") -> list[dict]:
         dict(
             name="registers",
             capacity=f["registers_per_sm"] * 4 * acc.compute_units,
-            bandwidth=None,
+            bandwidth=hierarchy.register_bandwidth(acc),  # a lower bound: FP32 operand traffic at peak
             kind="computed",
             where=f"{units.format_bytes(f['registers_per_sm'] * 4, binary=True)} per SM",
         ),
@@ -90,7 +91,9 @@ def memory_hierarchy(gpu: str = "H200"):
         ax.text(
             5.0,
             y0 + 0.28,
-            f"({r['kind']})" if r["bandwidth"] else "",
+            (f"({r['kind']}, a lower bound)" if r["name"] == "registers" else f"({r['kind']})")
+            if r["bandwidth"]
+            else "",
             ha="left",
             va="center",
             fontsize=FONT - 0.5,

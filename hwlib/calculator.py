@@ -533,27 +533,20 @@ def estimate(
         est.missing["activation_bytes"] = "a model shape (model=...), for hidden size, layers and heads"
     kv = 0.0
     window = None if shape is None or n_layers is not None else shape.sliding_window
-    if kv_shape[0] is not None and window is not None:  # a rolling buffer of the last W positions
-        cached = shape.cached_tokens(s_len)
+    if kv_shape[0] is not None:  # with a sliding window, a rolling buffer of the last W positions
+        cached, positions = (
+            (s_len, f"{s_len}") if window is None else (shape.cached_tokens(s_len), f"min({s_len}, {window})")
+        )
         kv = put(
             "kv_cache_bytes",
-            f"KV cache ({kv_dtype}, {b} × {s_len} tokens, sliding window {window})",
+            f"KV cache ({kv_dtype}, {b} × {s_len} tokens"
+            + ("" if window is None else f", sliding window {window}")
+            + ")",
             memory.kv_cache_bytes(*kv_shape, cached, b, kv_dtype),
             "bytes",
-            memory.FORMULAS["kv_cache_bytes.window"],
-            "hwlib.memory.kv_cache_bytes_for",
-            f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × min({s_len}, {window}) × {b} × "
-            f"{memory.bytes_per_value(kv_dtype):g} B",
-        )
-    elif kv_shape[0] is not None:
-        kv = put(
-            "kv_cache_bytes",
-            f"KV cache ({kv_dtype}, {b} × {s_len} tokens)",
-            memory.kv_cache_bytes(*kv_shape, s_len, b, kv_dtype),
-            "bytes",
-            memory.FORMULAS["kv_cache_bytes"],
-            "hwlib.memory.kv_cache_bytes",
-            f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × {s_len} × {b} × "
+            memory.FORMULAS["kv_cache_bytes" if window is None else "kv_cache_bytes.window"],
+            "hwlib.memory.kv_cache_bytes" if window is None else "hwlib.memory.kv_cache_bytes_for",
+            f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × {positions} × {b} × "
             f"{memory.bytes_per_value(kv_dtype):g} B",
         )
     else:

@@ -125,8 +125,7 @@ def kv_cache_bytes_for(model, seq_len, batch=1, dtype="bf16"):
     missing = [a for a in ("n_layers", "n_kv_heads", "head_dim") if not hasattr(model, a)]
     if missing:
         raise ValueError(f"model must have n_layers, n_kv_heads and head_dim; {model!r} lacks {missing}")
-    window = getattr(model, "sliding_window", None)
-    cached = seq_len if window is None else min(_check.positive("seq_len", seq_len), window)
+    cached = model.cached_tokens(seq_len) if hasattr(model, "cached_tokens") else seq_len  # min(s, W) rule: models
     return kv_cache_bytes(model.n_layers, model.n_kv_heads, model.head_dim, cached, batch, dtype)
 
 

@@ -1,17 +1,19 @@
 # Two commands matter (see README): `make book` builds the book, `make test` runs every test.
-# Both create .venv and install everything they need from requirements.txt / package.json.
+# Both create .venv and install everything they need: pyproject.toml's pinned dependency groups
+# (book + test = dev), hwlib itself editable with its grading extra, and package.json.
+# `make release` runs the release workflow's steps (.github/workflows/release.yml) locally.
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: book test venv vendor clean pdf unit lint timing
+.PHONY: book test venv vendor clean pdf unit lint timing edition dist autograders release lab
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q -U pip
-	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/pip install -q -U "pip>=25.1"      # --group (PEP 735 dependency groups) needs pip 25.1
+	$(BIN)/pip install -q --group dev -e ".[grading]"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -46,10 +48,41 @@ unit: venv
 	$(BIN)/python -m pytest -q -x -p no:cacheprovider --ignore=tests/browser \
 		--ignore=tests/test_pairs.py --ignore=tests/test_colab_learner.py
 
-# Lint and format check (ruff, pinned in requirements.txt); `make test` runs it first.
+# Lint and format check (ruff, pinned in pyproject's test group); `make test` runs it first, and the
+# check that every file derived from _config.yml and hwlib.__version__ is current (tools/edition.py).
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python tools/edition.py --check
+
+# Rewrite what is derived from _config.yml (repository.url, html.baseurl) and the version: install
+# cells, the intro's clone command, CITATION.cff, pyproject's URLs. Then `python tools/make_colab.py`.
+edition: venv
+	$(BIN)/python tools/edition.py
+
+# --- release (the steps .github/workflows/release.yml runs; `make release` runs them here) ----------
+DIST := _build/dist
+RELEASE := _build/release
+
+# sdist + wheel, checked with twine (metadata and README render).
+dist: venv
+	rm -rf $(DIST)
+	$(BIN)/python -m build --sdist --wheel --outdir $(DIST) .
+	$(BIN)/twine check --strict $(DIST)/*
+
+# One Gradescope autograder zip per exercise, holding the wheel above (public checks only: an
+# instructor adds hidden ones with `hwlib grade-package EX --checks DIR`).
+autograders: dist
+	$(BIN)/python tools/release.py autograders --wheel-dir $(DIST) --out $(RELEASE)
+
+# Everything a release attaches: wheel, sdist, the PDF, the autograder zips, and the site.
+release: pdf autograders
+	$(BIN)/python tools/release.py collect --dist $(DIST) --out $(RELEASE)
+
+# Run the notebooks locally in JupyterLab (the pinned `lab` group).
+lab: venv
+	$(BIN)/pip install -q --group lab
+	$(BIN)/jupyter lab chapters/
 
 # Tests that depend on this machine's speed (marker `timing`), left out of the default suite.
 timing: book

@@ -8,7 +8,7 @@ from . import flops, formats, memory, models, parallel, roofline, specs, units  
 
 # The one copy of the version: pyproject.toml reads it; CHANGELOG.md's newest entry must match
 # (tests/test_project_meta.py).
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 __all__ = ["specs", "roofline", "memory", "flops", "formats", "parallel", "models", "units"]
 # Also importable on demand (heavier or more specialised): hwlib.backend, hwlib.bench, hwlib.plot,
 # hwlib.calculator, hwlib.diagnose, hwlib.systolic, hwlib.collectives, hwlib.grading, hwlib.web.

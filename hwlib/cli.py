@@ -5,18 +5,24 @@ grader stay separate: hwlib.cli_calc (specs, roofline, memory, train, decode, an
 vocabulary and result view), hwlib.cli_plan (estimate, diagnose), hwlib.cli_models (moe, finetune,
 energy, speculative, rent), hwlib.bench.cli (bench) and hwlib.grading.cli (grade). Every calculator's
 --json is one document of `hwlib.calculator.SCHEMA`. Bad arguments: one line on stderr, exit status 2.
-`hwlib` alone prints the usage; output piped into `head` ends quietly.
+`hwlib` alone prints the usage; output piped into `head` ends quietly. `hwlib --version` prints the
+edition (hwlib.__version__). The grader's commands need the `grading` extra (nbclient, nbformat,
+ipykernel); without it they stop with one line saying what to install.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import sys
 
 # Modules that define `register(subparsers)`; each subcommand sets `func(args) -> int`.
 COMMAND_MODULES = ["hwlib.cli_calc", "hwlib.cli_plan", "hwlib.cli_models", "hwlib.bench.cli", "hwlib.grading.cli"]
+# Commands that run notebooks, and the modules of the `grading` extra they import (pyproject.toml).
+GRADING_COMMANDS = ("grade", "grade-package")
+GRADING_MODULES = ("nbclient", "nbformat", "ipykernel")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,7 +31,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = _Parser(prog="hwlib", description="Hardware for AI calculators, benchmarks and grader")
+    parser.add_argument("--version", action="version", version=f"hwlib {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
@@ -46,6 +55,14 @@ def main(argv=None) -> int:
         parser.print_help()
         return 0
     args = parser.parse_args(argv)
+    missing = missing_grading_modules() if args.command in GRADING_COMMANDS else []
+    if missing:
+        print(
+            f"hwlib: error: {args.command} needs the grading extra (missing: {', '.join(missing)}): "
+            'pip install "hwlib[grading]"',
+            file=sys.stderr,
+        )
+        return 2
     try:
         return int(args.func(args) or 0)
     except (ValueError, KeyError) as exc:
@@ -55,6 +72,11 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # `hwlib specs | head`: the reader left; no traceback
         _silence_stdout()
         return 141  # 128 + SIGPIPE, what a shell reports for a closed pipe
+
+
+def missing_grading_modules() -> list[str]:
+    """The modules of the `grading` extra that this environment cannot import."""
+    return [name for name in GRADING_MODULES if importlib.util.find_spec(name) is None]
 
 
 def _silence_stdout() -> None:

@@ -51,7 +51,7 @@ def run(path: Path, spec: str, workdir: Path, probe: bool = True, cells: int | N
     if cells is not None:
         nb.cells = nb.cells[:cells]
     first = nb.cells[0]
-    first.source = re.sub(r'"hwlib @ git\+[^"]+"', f'"hwlib @ {spec}"', first.source)
+    first.source = re.sub(r'"hwlib(?: @ git\+[^"]+|==[\w.]+)"', f'"hwlib @ {spec}"', first.source)
     if probe:
         nb.cells.append(nbformat.v4.new_code_cell(PROBE))
     here = workdir / path.stem

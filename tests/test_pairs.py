@@ -27,6 +27,13 @@ def repository_url() -> str:
     return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
 
 
+def edition_spec() -> str:
+    """The requirement every install cell names: this edition (tools/edition.py)."""
+    import edition
+
+    return edition.load(ROOT).install_spec()
+
+
 @pytest.fixture(scope="module")
 def book():
     if not (ROOT / "_build" / "jupyter_execute").is_dir():
@@ -59,13 +66,14 @@ def test_generation_is_deterministic(book):
 
 @pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.name)
 def test_chapter_install_cell(md):
-    """The book's hidden install cell (kept in the source for readers of the .md) names the same URL."""
+    """The book's hidden install cell (kept in the source for readers of the .md) names this edition."""
     nb = jupytext.read(md)
     first = next(c for c in nb.cells if c.cell_type == "code")
     assert "remove-cell" in first.metadata.get("tags", []), "the install cell must be hidden in the book"
     assert 'if "google.colab" in sys.modules:' in first.source, "install only when running on Colab"
-    urls = re.findall(r"git\+(\S+?)\"", first.source)
-    assert urls == [repository_url()], f"install URL {urls} must match _config.yml repository.url"
+    specs = re.findall(r'%pip install -q "([^"]+)"', first.source)
+    assert specs == [edition_spec()], f"install {specs} must name the edition {edition_spec()!r} (tools/edition.py)"
+    assert repository_url() in edition_spec() or "==" in edition_spec()
 
 
 @pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.name)
@@ -94,8 +102,8 @@ def test_colab_notebook_install_cell_and_metadata(path):
     nb = nbformat.read(path, as_version=4)
     first = nb.cells[0]
     assert first.cell_type == "code" and first.metadata.get("cellView") == "form"
-    urls = re.findall(r'"hwlib @ git\+(\S+?)"', first.source)
-    assert urls and set(urls) == {repository_url()}, f"install URL {urls} must be _config.yml's repository.url"
+    specs = re.findall(r'pip install (?:-q )?"([^"]+)"', first.source)
+    assert specs and set(specs) == {edition_spec()}, f"install {specs} must name the edition {edition_spec()!r}"
     assert not re.search(r"hwlib\[gpu", first.source), "Colab ships CuPy: the install cell must not pull a gpu extra"
     assert 'if "google.colab" in sys.modules:' in first.source
     assert not any(c.get("outputs") or c.get("execution_count") for c in nb.cells if c.cell_type == "code"), (

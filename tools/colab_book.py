@@ -32,6 +32,9 @@ class Book:
         self.base = (cfg.get("html", {}).get("baseurl") or "").rstrip("/") + "/"
         if self.base == "/":
             raise SystemExit("make_colab: _config.yml has no html.baseurl (the published book's address)")
+        import edition  # tools/edition.py: the edition every install cell names
+
+        self.install_spec = edition.load(root).install_spec()
 
     # --- pages ----------------------------------------------------------------------------------
     @cached_property

@@ -9,7 +9,8 @@ its executed outputs; the Colab button of an exercise page opens this copy: _ext
 Markdown is rendered to CommonMark by tools/colab_md.py. Glued values come from the executed book
 (_build/jupyter_execute/<page>.glue.json, written by `make book`); a value glued with live=True (a
 measurement, a device name) is not baked in but points to the learner's own output. The repository
-URL (install cell) and the published book URL (links) come from _config.yml. Output is byte-for-byte
+URL and the edition (install cell: tools/edition.py's install_spec, the tag v<hwlib.__version__>) and
+the published book URL (links) come from _config.yml. Output is byte-for-byte
 deterministic: no outputs, no execution counts, fixed cell ids.
 """
 
@@ -32,9 +33,10 @@ MEASURES = re.compile(r"\bbench\.\w+\(|\bbackend\.(?:get|announce)\(|\bcollectiv
 HIDDEN = {"remove-cell": "Setup", "hide-input": "Show the code", "remove-input": "Show the code"}
 
 
-def install_cell(repo_url: str) -> str:
-    """The first cell of every Colab notebook: install hwlib on Colab; elsewhere one line if it is missing."""
-    spec = f"hwlib @ git+{repo_url}"
+def install_cell(spec: str) -> str:
+    """The first cell of every Colab notebook: install this edition of hwlib (`spec`, from
+    tools/edition.py) on Colab; elsewhere one line if it is missing. Its core dependencies are all on
+    Colab already, so nothing Colab pinned changes and no restart is needed (tests/test_colab_install.py)."""
     return f'''# @title Install hwlib (on Colab; elsewhere this only checks that hwlib is installed)
 import os
 import sys
@@ -44,7 +46,7 @@ if "google.colab" in sys.modules:
 try:
     import hwlib
 except ModuleNotFoundError:
-    _HINT = 'hwlib is not installed here: pip install "{spec}" (then restart the kernel)'
+    _HINT = 'hwlib is not installed here: %pip install "{spec}", then run this cell again'
     print(_HINT)
 
     def _hwlib_hint(shell, etype, value, tb, tb_offset=None):
@@ -86,7 +88,7 @@ def figure_cell(cell, book: Book, renderer: Renderer, doc: str) -> str | None:
 def render(book: Book, doc: str, renderer: Renderer | None = None) -> nbformat.NotebookNode:
     renderer = renderer or Renderer(book)
     src = book.notebooks[doc]
-    cells = [nbformat.v4.new_code_cell(install_cell(book.repo_url), metadata={"cellView": "form"})]
+    cells = [nbformat.v4.new_code_cell(install_cell(book.install_spec), metadata={"cellView": "form"})]
     for cell in src.cells:
         tags = list(cell.metadata.get("tags", []))
         if cell.cell_type == "markdown":

@@ -1,8 +1,9 @@
 """The book's edition on its pages: the version (hwlib.__version__), its tag and install command as
 MyST substitutions, the edition in every page footer, and the errata page generated from CHANGELOG.md.
 
-* `{{ edition }}` (0.3.0), `{{ edition_tag }}` (v0.3.0), `{{ edition_install }}` (the requirement an
-  install cell names: tools/edition.py's `install_spec`), `{{ edition_date }}` (its changelog date).
+* `{{ edition }}` (0.3.0), `{{ edition_tag }}` (v0.3.0 as code), `{{ edition_install }}` (as code: the
+  requirement an install cell names, tools/edition.py's `install_spec`), `{{ edition_date }}` (its
+  changelog date).
 * The footer says "Edition X.Y.Z" and links the changelog and the errata.
 * ```{errata}``` renders every changelog entry that corrects the book: a version's `### Errata`
   subsection, and any bullet beginning with "Errata" or "Fix". Newest first, per edition.
@@ -102,8 +103,8 @@ def _config_inited(app, config):
     subs = dict(getattr(config, "myst_substitutions", {}) or {})
     subs.update(
         edition=ed.version,
-        edition_tag=ed.tag,
-        edition_install=ed.install_spec(),
+        edition_tag=f"`{ed.tag}`",  # substitutions are Markdown; none happens inside a code span
+        edition_install=f"`{ed.install_spec()}`",
         edition_date=dates.get(ed.version, ""),
     )
     config.myst_substitutions = subs

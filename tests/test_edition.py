@@ -153,11 +153,7 @@ def test_a_bad_config_is_refused_by_name(tmp_path):
 
 # --- the book shows its edition -------------------------------------------------------------------------
 def test_errata_come_from_the_changelog():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("book_edition", ROOT / "_ext" / "book_edition.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = ext()
     log = (
         "# Changelog\n\n## 1.1.0 — 2027-01-02\n\n- New thing.\n- Fix the ridge point of\n  the H100.\n\n"
         "### Errata\n\n- Chapter 3 said 2x; it is 3x.\n\n## 1.0.0 — 2027-01-01\n\n- Errata in chapter 1.\n- First.\n"
@@ -227,3 +223,38 @@ def test_dependencies_by_job():
     assert project["project"]["requires-python"] == ">=3.11"
     assert project["tool"]["ruff"]["target-version"] == "py311"
     assert not (ROOT / "requirements.txt").exists(), "pins live in pyproject's dependency groups only"
+
+
+def ext():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("book_edition", ROOT / "_ext" / "book_edition.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_page_buttons_point_at_the_source_and_the_edition(monkeypatch):
+    base = "https://github.com/o/r"
+    context = {
+        "header_buttons": [
+            {
+                "buttons": [
+                    {"url": "https://colab.research.google.com/github/o/r/blob/main/exercises/colab/ex01_a.ipynb"}
+                ]
+            },
+            {"buttons": [{"url": f"{base}/edit/main/exercises/ex01_a/ex01_a.ipynb"}, {"url": f"{base}/issues/new?x"}]},
+        ]
+    }
+    monkeypatch.setenv("HWLIB_EDITION_REF", "v1.2.3")
+    ext()._page_buttons(None, "exercises/ex01_a/ex01_a", "page.html", context, None)
+    urls = [b["url"] for group in context["header_buttons"] for b in group["buttons"]]
+    assert urls == [
+        "https://colab.research.google.com/github/o/r/blob/v1.2.3/exercises/colab/ex01_a.ipynb",
+        f"{base}/edit/main/exercises/ex01_a/source.md",
+        f"{base}/issues/new?x",
+    ]
+    monkeypatch.delenv("HWLIB_EDITION_REF")
+    chapter = {"header_buttons": [{"url": "https://colab.research.google.com/github/o/r/blob/main/chapters/a.ipynb"}]}
+    ext()._page_buttons(None, "chapters/a", "page.html", chapter, None)
+    assert chapter["header_buttons"][0]["url"].endswith("/blob/main/chapters/a.ipynb"), "no edition: the branch"

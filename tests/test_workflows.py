@@ -145,7 +145,7 @@ def fresh_clone(tmp_path_factory) -> Path:
 def test_a_fresh_clone_builds_a_checked_wheel_sdist_and_autograders(fresh_clone):
     """`make dist` (python -m build, twine check --strict) and `make autograders`, run in the clone."""
     dist = fresh_clone / "_build" / "dist"
-    env = {**os.environ, "PYTHONPATH": str(fresh_clone)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(fresh_clone), os.environ.get("PYTHONPATH")]))}
     build = [sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(dist), "."]
     proc = subprocess.run(build, cwd=fresh_clone, capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -8,6 +8,8 @@ slug=$(basename "$page" .md)
 dir=${TRY_DIR:-/tmp/try_$slug}
 rm -rf "$dir" && mkdir -p "$dir/chapters"
 cp -r "$root/_config.yml" "$root/_ext" "$root/references.bib" "$root/intro.md" "$dir/"
+# the intro links the changelog and errata pages (_ext/book_edition.py reads CHANGELOG.md)
+cp "$root/CHANGELOG.md" "$root/changelog.md" "$root/errata.md" "$dir/"
 for extra in _vendor _theme _extra; do [ -d "$root/$extra" ] && cp -r "$root/$extra" "$dir/"; done; mkdir -p "$dir/_vendor"
 cp "$root/$page" "$dir/chapters/"
 # the glossary travels along so that {term} links in the chapter resolve
@@ -25,7 +27,7 @@ config = yaml.safe_load(open(path))
 config.setdefault("execute", {})["exclude_patterns"] = ["exercises/*"]
 yaml.safe_dump(config, open(path, "w"), sort_keys=False, allow_unicode=True)
 PY
-printf "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/%s\n${extra}  - file: references\n" "$slug" > "$dir/_toc.yml"
+printf "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/%s\n${extra}  - file: references\n  - file: changelog\n  - file: errata\n" "$slug" > "$dir/_toc.yml"
 printf '# References\n\n```{bibliography}\n:all:\n```\n' > "$dir/references.md"
 # intro.md has a {tableofcontents}; gallery links etc. are not needed in the scratch book
 cd "$dir"

@@ -73,6 +73,7 @@ dist: venv
 # One Gradescope autograder zip per exercise, holding the wheel above (public checks only: an
 # instructor adds hidden ones with `hwlib grade-package EX --checks DIR`).
 autograders: dist
+	rm -rf $(RELEASE)
 	$(BIN)/python tools/release.py autograders --wheel-dir $(DIST) --out $(RELEASE)
 
 # Everything a release attaches: wheel, sdist, the PDF, the autograder zips, and the site.

@@ -124,6 +124,24 @@ def test_every_action_is_pinned_to_a_commit():
                 assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), f"{path.name}: {s['uses']}"
 
 
+def test_make_release_runs_the_release_steps_in_order():
+    """The workflow's `make release` (what a maintainer runs locally too): book, PDF, dist, zips, collect."""
+    proc = subprocess.run(["make", "-n", "release"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    wanted = [
+        "jupyter-book build . -W -n",
+        "tools/build_pdf.py",
+        "-m build --sdist --wheel --outdir _build/dist",
+        "twine check --strict _build/dist/*",
+        "tools/release.py autograders --wheel-dir _build/dist",
+        "tools/release.py collect --dist _build/dist --out _build/release",
+    ]
+    at = [proc.stdout.find(w) for w in wanted]
+    assert -1 not in at and at == sorted(at), dict(zip(wanted, at))
+    lint = subprocess.run(["make", "-n", "lint"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert "tools/edition.py --check" in lint
+
+
 # --- the release's own steps ----------------------------------------------------------------------------
 def test_verify_tag():
     assert release.verify_tag(f"v{hwlib.__version__}") == []

@@ -23,6 +23,7 @@ STACKS = {
     "nvrtc-12.9": ("nvidia-cuda-nvrtc-cu12==12.9.86",),
     "cupy-14.0.1": ("cupy-cuda12x==14.0.1", "cuda-pathfinder==1.3.4"),
     "cupy-14.2.0": ("cupy-cuda12x==14.2.0", "cuda-pathfinder==1.3.4"),
+    "numpy-2.0.2": ("numpy==2.0.2",),  # Colab's pinned runtimes: CuPy 14 has no bfloat16 with it
 }
 CUPY_VERSIONS = ("14.0.1", "14.2.0")
 
@@ -48,9 +49,11 @@ def stack(name: str) -> Path:
     return target
 
 
-def run_with(name: str, code: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run `code` in a fresh interpreter that imports STACKS[name] first, then this repository's hwlib."""
+def run_with(names, code: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter that imports STACKS[name] for each of `names` (a name or a
+    list, the first wins) before the test environment's packages, and this repository's hwlib."""
+    names = [names] if isinstance(names, str) else list(names)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(stack(name)), str(ROOT)])
+    env["PYTHONPATH"] = os.pathsep.join([*(str(stack(n)) for n in names), str(ROOT)])
     env.pop("HWLIB_BACKEND", None)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=timeout)

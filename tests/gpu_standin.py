@@ -5,9 +5,11 @@ Not a GPU emulator: it models the things that decide whether hwlib.bench measure
 * Devices with their real numbers (PROFILES: T4 sm_75, A10 sm_86, L4 sm_89, A100 sm_80, H200 sm_90):
   SM count, L2 size, threads / blocks / registers per SM, memory clock and bus width, DRAM and L2
   bandwidth, FP32 and tensor-core peaks.
-* Asynchronous launches: every launch costs the host `host_cost_s` of real (spun) time and queues
-  `work` seconds on a simulated device timeline; events read that timeline. So when the work per
-  launch is shorter than the host cost, events measure the host, as on a real GPU.
+* Asynchronous launches: every launch costs the host `host_cost_s` and queues `work` seconds on a
+  simulated device timeline; events read that timeline. So when the work per launch is shorter than
+  the host cost, events measure the host, as on a real GPU. The host's clock is simulated too
+  (HostClock, in place of time.perf_counter while installed): it advances by the modelled host costs
+  and waits only, so a loaded test machine cannot turn a device-bound point launch-bound.
 * An L2 model: an array touched again before more than L2 bytes of other data went through is a
   hit (L2 bandwidth), otherwise DRAM bandwidth. Raw kernels with a `reps` argument repeat their
   traversal; grids that are not whole waves of resident blocks pay for the partial wave.
@@ -184,10 +186,22 @@ class OutOfMemoryError(MemoryError):
     """Stands in for cupy.cuda.memory.OutOfMemoryError (a MemoryError, as in CuPy)."""
 
 
-def spin(seconds: float) -> None:
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
+class HostClock:
+    """The host's time as the stand-in models it: it advances only by the modelled host costs and
+    waits, never by how busy the machine running the tests is, so launch-bound decisions are the same
+    on a loaded 2-core runner as on an idle one. install() puts `now` in place of time.perf_counter."""
+
+    def __init__(self):
+        self.t = time.perf_counter()
+
+    def now(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += max(0.0, float(seconds))
+
+    def wait_until(self, when: float) -> None:
+        self.t = max(self.t, when)
 
 
 class Device:
@@ -206,6 +220,7 @@ class Device:
         self.blocking_calls = 0  # host waits inside operations (e.g. a blocking .get())
         self.graph_launches = 0
         self.copies = []  # (operation, pinned) per host <-> device copy
+        self.clock = HostClock()
 
     # --- memory --------------------------------------------------------------------------------
     def alloc(self, arr):
@@ -246,12 +261,12 @@ class Device:
     def launch(self, name, work_s, host_cost=None):
         if name in self.fail:
             raise self.fail[name]
-        spin(self.host_cost_s if host_cost is None else host_cost)
+        self.clock.advance(self.host_cost_s if host_cost is None else host_cost)
         work_s = max(float(work_s), 1.5e-6)  # a kernel never takes less than ~1.5 us on the device
         if self.capturing is not None:
             self.capturing.append(work_s)
             return
-        start = max(time.perf_counter(), self.busy_until)
+        start = max(self.clock.now(), self.busy_until)
         self.busy_until = start + work_s
 
     def copy(self, name, nbytes, pinned):
@@ -261,16 +276,16 @@ class Device:
         self.launch(name, nbytes / self.p["pinned" if pinned else "pageable"])
         if not pinned and self.capturing is None:
             self.blocking_calls += 1
-            spin(max(0.0, self.busy_until - time.perf_counter()))
+            self.clock.wait_until(self.busy_until)
 
     def run_graph(self, works):
-        spin(self.graph_cost_s)
+        self.clock.advance(self.graph_cost_s)
         self.graph_launches += 1
-        start = max(time.perf_counter(), self.busy_until)
+        start = max(self.clock.now(), self.busy_until)
         self.busy_until = start + sum(works)
 
     def now_on_device(self) -> float:
-        return max(time.perf_counter(), self.busy_until)
+        return max(self.clock.now(), self.busy_until)
 
     def wave_factor(self, name, grid, block, options=()) -> float:
         """Partial-wave penalty: ceil(waves) / waves for a grid of equal blocks."""
@@ -562,7 +577,7 @@ def make_cupy(
             self.t = dev.now_on_device()
 
         def synchronize(self):
-            pass
+            dev.clock.wait_until(self.t)
 
     def get_elapsed_time(a, b):
         return (b.t - a.t) * 1e3
@@ -601,7 +616,7 @@ def make_cupy(
             return Graph(works)
 
         def synchronize(self):
-            pass
+            dev.clock.wait_until(dev.busy_until)
 
     attributes = {
         "MultiProcessorCount": p["sms"],
@@ -616,7 +631,12 @@ def make_cupy(
         "WarpSize": 32,
     }
     attributes.update(attr_overrides)
-    device = types.SimpleNamespace(id=0, attributes=attributes, compute_capability=p["cc"], synchronize=lambda: None)
+    device = types.SimpleNamespace(
+        id=0,
+        attributes=attributes,
+        compute_capability=p["cc"],
+        synchronize=lambda: dev.clock.wait_until(dev.busy_until),
+    )
     compute = {}
     pool = types.SimpleNamespace(free_all_blocks=lambda: None, used_bytes=lambda: dev.allocated)
     cp.get_default_memory_pool = lambda: pool
@@ -719,6 +739,7 @@ def install(monkeypatch, profile="H200", torch=None, **kwargs):
     from hwlib import backend
 
     cp, cupyx, dev = make_cupy(profile, **kwargs)
+    monkeypatch.setattr(time, "perf_counter", dev.clock.now)  # the host's time is the modelled one
     monkeypatch.setitem(sys.modules, "cupy", cp)
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)
     monkeypatch.setitem(sys.modules, "torch", torch)

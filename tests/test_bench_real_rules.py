@@ -193,3 +193,47 @@ def test_pinned_copies_run_at_the_parts_pcie_rate(monkeypatch):
         rates[profile] = next(r["bytes_per_s"] for r in rec["results"] if r["host_memory"] == "pinned")
         assert rates[profile] == pytest.approx(dev.p["pinned"], rel=0.1)
     assert rates["H200"] > 3 * rates["T4"]  # PCIe 5 against PCIe 3
+
+
+# --- clocks per point ---------------------------------------------------------------------------
+
+
+def _fake_nvml(sm_mhz):
+    import types
+
+    nvml = types.ModuleType("pynvml")
+    nvml.NVML_CLOCK_SM, nvml.NVML_CLOCK_MEM = 1, 2
+    nvml.nvmlInit = lambda: None
+    nvml.nvmlDeviceGetHandleByIndex = lambda i: ("gpu", i)
+    nvml.nvmlDeviceGetClockInfo = lambda h, kind: sm_mhz.pop(0) if kind == 1 and len(sm_mhz) > 1 else (
+        sm_mhz[0] if kind == 1 else 2619)  # fmt: skip
+    return nvml
+
+
+def test_each_point_carries_the_clocks_nvml_reports(monkeypatch):
+    """A T4 that settles from 1590 to 1140 MHz: each point says at which SM clock it was measured."""
+    import sys
+
+    from hwlib.bench import clocks
+
+    clocks.reset()
+    monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml([1590, 1590, 1140]))
+    bk, _ = gs.install(monkeypatch, "T4")
+    rec = bench.bandwidth(bk, n=1 << 16, sweep=False, samples=1)
+    got = [r["sm_clock_hz"] for r in rec["results"]]
+    assert got[0] == 1590e6 and got[-1] == 1140e6 and all(r["mem_clock_hz"] == 2619e6 for r in rec["results"])
+    assert {r["clock_source"] for r in rec["results"]} == {"NVML"}
+    clocks.reset()
+
+
+def test_without_nvml_no_clock_is_made_up(monkeypatch):
+    import sys
+
+    from hwlib.bench import clocks
+
+    clocks.reset()
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import fails
+    bk, _ = gs.install(monkeypatch, "T4")
+    rec = bench.bandwidth(bk, n=1 << 16, sweep=False, samples=1)
+    assert not any("sm_clock_hz" in r for r in rec["results"])
+    clocks.reset()

@@ -84,6 +84,7 @@ def point(m, n, k, itemsize, t, count: int = 1, **extra) -> dict:
         "flops_per_s": _common.rate(flops, seconds),
         "bytes_per_s": _common.rate(nbytes, seconds),
         "launch_bound": t.launch_bound,
+        **(t.clocks or {}),
         "count": int(count),
         "timed_as": (f"one strided-batched call of {count} GEMMs" if count > 1 else "one GEMM per call")
         + (", CUDA events" if t.clock.startswith("cuda") else ", perf_counter"),

@@ -64,6 +64,7 @@ def _entry(fmt, n=None, t=None, **extra) -> dict:
             flops=flops,
             flops_per_s=_common.rate(flops, t.median_s),
             launch_bound=t.launch_bound,
+            **(t.clocks or {}),
         )
     row.update(extra)
     return row

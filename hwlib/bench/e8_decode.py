@@ -141,6 +141,7 @@ def decode(
             "intensity": step_flops / weight_bytes,
             "bound_tokens_per_s": _flops.decode_tokens_per_s_bound(weight_bytes, bw, b) if bw else None,
             "launch_bound": t.launch_bound,
+            **(t.clocks or {}),
             "timed_as": "plain launches, CUDA events" if gpu else "perf_counter",
         }
         if peak:

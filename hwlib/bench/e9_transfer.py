@@ -71,6 +71,7 @@ def transfer(xp=None, sizes=None, quick: bool = False, samples: int = 5, progres
                         "bytes_per_s": _common.rate(nbytes, t.median_s),
                         "synchronous": kind == "pageable",
                         "launch_bound": t.launch_bound if kind == "pinned" else False,
+                        **(t.clocks or {}),
                     }
                 )
         del dev, hosts

@@ -51,9 +51,49 @@ def failed(experiment: str, bk, title: str, exc: BaseException, parameters=None)
     """The record of an experiment that raised: status "failed", reason = the error in one line."""
     rec = new_record(experiment, bk, title, parameters or {})
     rec.update(status="failed", reason=one_line(exc))
-    if isinstance(exc, MemoryError):
+    if is_out_of_memory(exc):
         rec["reason"] = f"out of memory: {rec['reason']} - try smaller sizes or --quick"
     return rec
+
+
+OOM_WORDS = ("out of memory", "CUBLAS_STATUS_ALLOC_FAILED", "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY")
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether `exc` says the device ran out of memory, in any of the ways the stack says it: CuPy's
+    OutOfMemoryError (a MemoryError), cuBLAS's CUBLAS_STATUS_ALLOC_FAILED (CUBLASError), the runtime's
+    cudaErrorMemoryAllocation (CUDARuntimeError) or PyTorch's torch.OutOfMemoryError ('CUDA out of memory')."""
+    if isinstance(exc, MemoryError) or "OutOfMemory" in type(exc).__name__:
+        return True
+    text = str(exc).lower()
+    return any(w.lower() in text for w in OOM_WORDS)
+
+
+def bf16_support(bk):
+    """(numpy dtype bfloat16, None) when this backend can hold and multiply bfloat16 arrays, else
+    (None, why not). A probe, not a version test: CuPy 14 turns bfloat16 on only when NumPy >= 2.1.2
+    is there as well (with NumPy 2.0.2, as on Colab's pinned runtimes, cupy.zeros(..., bfloat16) raises
+    ValueError: Unsupported dtype bfloat16), CuPy 13 has none, and NumPy holds it through ml_dtypes."""
+    try:
+        import ml_dtypes
+    except ImportError as exc:
+        return None, f"ml_dtypes is not installed ({one_line(exc)}): pip install ml_dtypes"
+    dt = np.dtype(ml_dtypes.bfloat16)
+    try:
+        a = bk.xp.ones((2, 2), dtype=dt)
+        bk.xp.matmul(a, a)
+    except Exception as exc:  # noqa: BLE001 - ValueError/TypeError from CuPy, a cuBLAS error, ...
+        name = getattr(bk.xp, "__name__", "?")
+        ver = getattr(bk.xp, "__version__", "?")
+        shown = {"cupy": "CuPy", "numpy": "NumPy"}.get(name, name)
+        why = f"{shown} {ver} with NumPy {np.__version__} cannot hold bfloat16 arrays ({one_line(exc)})"
+        if name == "cupy":
+            why += (
+                "; CuPy >= 14 supports bfloat16 only with NumPy >= 2.1.2 (and ml_dtypes): "
+                'pip install "numpy>=2.1.2" or "hwlib[gpu-cuda12]"'
+            )
+        return None, why
+    return dt, None
 
 
 def one_line(exc: BaseException) -> str:

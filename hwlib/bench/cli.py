@@ -1,4 +1,5 @@
-"""`hwlib bench NAME [--quick] [--json]` and `hwlib bench all [--quick] [--out FILE]`.
+"""`hwlib bench NAME [--quick] [--json]`, `hwlib bench all [--quick] [--out FILE]` and
+`hwlib bench predict [--part NAME]` (what the experiments should give on T4 ... H200: hwlib.bench.predict).
 
 Registered by hwlib.cli through `register(subparsers)`. Progress of long sweeps goes to stderr, with
 a step count ("[3/9] roofline (2/6): ..."), so `--json` output on stdout stays machine-readable.
@@ -23,14 +24,15 @@ def _elements(text) -> int:
 
 
 def register(subparsers) -> None:
-    names = list(bench.EXPERIMENTS) + ["all", "info"]
+    names = list(bench.EXPERIMENTS) + ["all", "info", "predict"]
     p = subparsers.add_parser(
         "bench",
         help="measure this machine (GPU via CuPy, else CPU via NumPy)",
         description="Run the book's experiments on this machine. NAME: "
         + "; ".join(f"{k}: {v[1]}" for k, v in bench.EXPERIMENTS.items())
         + "; all: every experiment, summary table (--out saves the run); "
-        "info: the device and backend.",
+        "info: the device and backend; predict: the results a model predicts on T4, L4, A100, H100 "
+        "and H200 (no GPU needed).",
     )
     p.add_argument("name", metavar="NAME", choices=names, help=" | ".join(names))
     p.add_argument("--quick", action="store_true", help="smaller sizes: seconds, not minutes")
@@ -44,6 +46,7 @@ def register(subparsers) -> None:
         help="bandwidth: elements per array, a whole number >= 1 (e.g. 16M; default: by size)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    p.add_argument("--part", action="append", metavar="GPU", help="predict: only this part (repeatable)")
     p.set_defaults(func=main)
 
 
@@ -51,6 +54,8 @@ def main(args) -> int:
     from hwlib import backend
 
     progress = not args.quiet
+    if args.name == "predict":
+        return _predict(args)
     if args.name == "info":
         b = backend.announce(file=sys.stderr)
         info = b.device_info()
@@ -72,6 +77,19 @@ def main(args) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def _predict(args) -> int:
+    from hwlib.bench import predict
+
+    names = tuple(args.part or predict.PARTS)
+    try:
+        out = json.dumps(predict.table(names), indent=1) if args.json else predict.format_table(names)
+    except ValueError as exc:
+        print(f"hwlib bench predict: {exc}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
 
 
 def _run(args, progress) -> int:

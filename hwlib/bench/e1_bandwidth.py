@@ -126,6 +126,7 @@ def _point(kernel, n, itemsize, t, reps=1, overhead_s=None, **extra) -> dict:
         "bytes_per_s": _common.rate(counted, best),
         "bytes_per_s_median": _common.rate(counted, median),
         "launch_bound": bool(bound),
+        **(t.clocks or {}),
         "host_per_call_s": t.host_per_call_s,
         **extra,
     }

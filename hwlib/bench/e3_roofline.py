@@ -157,6 +157,7 @@ def roofline(
                     "flops_per_s": _common.rate(flops, t.median_s),
                     "bytes_per_s": _common.rate(nbytes, t.median_s),
                     "launch_bound": t.launch_bound,
+                    **(t.clocks or {}),
                     **{key: shape[key] for key in ("grid", "block", "blocks_per_sm", "occupancy") if key in shape},
                 }
             )

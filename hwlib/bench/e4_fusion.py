@@ -148,6 +148,7 @@ def fusion(xp=None, sizes=None, dtype="float32", quick: bool = False, samples: i
                     "elements_per_s": _common.rate(n, tm.median_s),
                     "speedup": ref / tm.median_s if tm.median_s > 0 else None,
                     "launch_bound": tm.launch_bound,
+                    **(tm.clocks or {}),
                 }
             )
         del x, y, t

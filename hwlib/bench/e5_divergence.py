@@ -99,5 +99,6 @@ def _row(pattern, t, base, n, iters, **extra) -> dict:
         "slowdown": t.median_s / base if base else None,
         "useful_flops_per_s": _common.rate(flops, t.median_s),
         "launch_bound": t.launch_bound,
+        **(t.clocks or {}),
         **extra,
     }

@@ -119,6 +119,7 @@ def _gpu(bk, ilps, n, quick, samples, progress) -> dict:
                     "bytes_per_s": bw,
                     "implied_latency_s": in_flight / bw if bw > 0 else None,
                     "launch_bound": t.launch_bound,
+                    **(t.clocks or {}),
                 }
             )
     return rec

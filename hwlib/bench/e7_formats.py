@@ -5,7 +5,8 @@ tensor-core throughput - on hardware that has the format). Accuracy: relative Fr
 ||C_fmt - C_64|| / ||C_64|| of a 256 x 256 product against float64 from the same random inputs.
 
 GPU (CuPy -> cuBLAS, fp32 accumulation): fp32; tf32 via cupy._core.set_compute_type(float32, TF32)
-(compute capability >= 8.0, restored afterwards); fp16; bf16 via ml_dtypes.bfloat16 arrays (CuPy >= 14);
+(compute capability >= 8.0, restored afterwards); fp16; bf16 via ml_dtypes.bfloat16 arrays (where a probe
+says CuPy holds them: CuPy >= 14 with NumPy >= 2.1.2);
 fp8 e4m3 only through PyTorch's torch._scaled_mm on compute capability >= 8.9 (CuPy has no fp8 dtype).
 CPU: fp64 and fp32 through BLAS are real hardware paths; NumPy float16 (own loop, no BLAS) and
 ml_dtypes bfloat16 (promoted to float32 for the product) are labelled emulation - their speed says
@@ -63,6 +64,7 @@ def _entry(fmt, n=None, t=None, **extra) -> dict:
             flops=flops,
             flops_per_s=_common.rate(flops, t.median_s),
             launch_bound=t.launch_bound,
+            **(t.clocks or {}),
         )
     row.update(extra)
     return row
@@ -70,20 +72,10 @@ def _entry(fmt, n=None, t=None, **extra) -> dict:
 
 def _failed(fmt, exc, **extra) -> dict:
     """A format whose run raised: status "failed", the error in one line; the other formats still run."""
-    return {"format": fmt, "status": "failed", "n": None, "reason": _common.one_line(exc), **extra}
-
-
-def _has_bf16(cp) -> str | None:
-    """None when CuPy can hold bfloat16 arrays, else why not (CuPy < 14 has no bfloat16 dtype)."""
-    try:
-        major = int(str(cp.__version__).split(".")[0])
-    except ValueError:
-        major = 14
-    if major < 14:
-        return (
-            f'CuPy {cp.__version__} has no bfloat16 (it arrived in CuPy 14; pip install "hwlib[gpu-cuda12]" brings it)'
-        )
-    return None
+    reason = _common.one_line(exc)
+    if _common.is_out_of_memory(exc):  # cuBLAS and PyTorch say so in their own words
+        reason = f"out of memory: {reason}"
+    return {"format": fmt, "status": "failed", "n": None, "reason": reason, **extra}
 
 
 def _time(bk, n, dtype, samples):
@@ -118,7 +110,7 @@ def _gpu(bk, fmt, n, samples) -> dict:
         finally:
             core.set_compute_type(cp.float32, old)
     if fmt == "bf16":
-        missing = _has_bf16(cp)
+        dt, missing = _common.bf16_support(bk)  # a probe: the CuPy and NumPy versions both decide
         if missing:
             return _entry(fmt, reason=missing)
         row = _entry(fmt, n, _time(bk, n, _bf16(), samples), dtype="bfloat16", rel_error=_accuracy(bk, fmt))

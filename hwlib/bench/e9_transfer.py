@@ -6,6 +6,10 @@ memory from cupyx.empty_pinned (DMA straight from the page-locked buffer - usual
 Both directions are the same call, cudaMemcpyAsync on the current stream (cupy.cuda.runtime.memcpyAsync),
 timed with events around a batch of copies, as nvbandwidth does: ``ndarray.get()`` would synchronise
 the stream on every call (its default blocking=True) and time the host's waits as well as the copy.
+A copy from or to pageable memory is synchronous for the host even through cudaMemcpyAsync (the
+driver stages it through its pinned buffer before the call returns; CUDA Runtime API, "API
+synchronization behavior"), so the host's time equals the device's by construction: such points say
+synchronous=True and are never labelled launch-bound; only pinned copies are truly asynchronous.
 On a CPU there is no device: the record says the experiment does not apply.
 """
 
@@ -40,7 +44,11 @@ def transfer(xp=None, sizes=None, quick: bool = False, samples: int = 5, progres
         bk,
         TITLE,
         {"sizes": sizes, "samples": samples},
-        notes=["bytes counted once per copy; pinned = cupyx.empty_pinned, pageable = numpy.empty"],
+        notes=[
+            "bytes counted once per copy; pinned = cupyx.empty_pinned, pageable = numpy.empty",
+            "pageable copies are synchronous for the host (synchronous=True): their host time equals the device "
+            "time by construction, which is not the launch-bound case; launch_bound applies to pinned copies only",
+        ],
     )
     rt = cp.cuda.runtime
     step, steps = 0, 4 * len(sizes)
@@ -61,7 +69,9 @@ def transfer(xp=None, sizes=None, quick: bool = False, samples: int = 5, progres
                         "bytes": nbytes,
                         "seconds": t.median_s,
                         "bytes_per_s": _common.rate(nbytes, t.median_s),
-                        "launch_bound": t.launch_bound,
+                        "synchronous": kind == "pageable",
+                        "launch_bound": t.launch_bound if kind == "pinned" else False,
+                        **(t.clocks or {}),
                     }
                 )
         del dev, hosts

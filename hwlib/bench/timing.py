@@ -50,6 +50,7 @@ class Timing:
     launch_bound: bool = False
     graph: bool = False  # calls replayed from a CUDA graph
     graph_error: str | None = None
+    clocks: dict | None = None  # SM and memory clocks right after the samples (hwlib.bench.clocks), GPU only
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -146,11 +147,14 @@ def measure(
         fn()
     bk.synchronize()
 
+    from hwlib.bench import clocks
+
     plain = _sample_loop(fn, bk, clock, samples, min_sample_s, flush, max_total_s, first, False)
     if not (graph and bk.is_gpu and not flush and plain.launch_bound):
-        return plain
+        return replace(plain, clocks=clocks.read(bk))
     replay = _sample_loop(fn, bk, _Clock(bk), samples, min_sample_s, flush, max_total_s, first, True)
-    return replay if replay.graph else replace(plain, graph_error=replay.graph_error)
+    out = replay if replay.graph else replace(plain, graph_error=replay.graph_error)
+    return replace(out, clocks=clocks.read(bk))
 
 
 def _sample_loop(fn, bk, clock, samples, min_sample_s, flush, max_total_s, first, use_graph) -> Timing:

@@ -12,6 +12,9 @@ extern "C" __global__ void read_ilp(const float* __restrict__ x, float* __restri
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long steps = n / (threads * ILP);
     float acc = 0.0f;
+    // One step at a time, so exactly ILP loads are in flight: left to itself the compiler unrolls this loop
+    // too (4/8/16/16 loads in flight for ILP 1/2/4/8 in sm_90 SASS), and ILP 4 and 8 would coincide.
+#pragma unroll 1
     for (long long s = 0; s < steps; s++) {
         const long long base = s * threads * ILP + tid;
         float v[ILP];

@@ -109,3 +109,82 @@ def test_shared_memory_tile_is_64_per_clock():
     assert 2 * 4096 / 128 == 64
     ch2 = _text("chapters/02_gpu_anatomy.md")
     assert 'f_h200 = implied["H200"]' not in ch2
+
+
+# --- item 3: speculative decoding, the rule the formula gives
+
+
+def _spec(batch):
+    from hwlib import attention, flops, memory, models
+
+    h100, l3 = specs.get("H100 SXM"), models.get("Llama 3 8B")
+    w, f = memory.weights_bytes(l3.n_params()), flops.forward_flops(l3.n_params(), 1)
+    kv = memory.kv_cache_bytes_for(l3, 256)
+    return attention.speculative_decode(w, f, h100, 0.8, 4, batch=batch, cost_ratio=0.05, kv_bytes=kv), (w, f, kv)
+
+
+def test_speculation_gains_e_over_1_plus_gamma_c_while_verification_is_memory_bound():
+    from hwlib import attention
+
+    e = attention.speculative_expected_tokens(0.8, 4)
+    r, _ = _spec(16)
+    assert r["verify_bound"] == "memory"
+    assert r["speedup"] == pytest.approx(e / (1 + 4 * 0.05))
+
+
+def test_speculation_still_gains_when_verification_is_compute_bound_and_loses_while_plain_is_memory_bound():
+    r128, _ = _spec(128)
+    assert r128["verify_bound"] == "compute" and r128["speedup"] == pytest.approx(1.76, abs=0.01)
+    r512, (w, f, kv) = _spec(512)
+    h100 = specs.get("H100 SXM")
+    assert r512["speedup"] < 1
+    assert (w + 512 * kv) / h100.bandwidth > 512 * f / h100.peak_flops("bf16")  # plain decode: memory-bound
+
+
+def test_no_page_teaches_that_speculation_pays_only_while_decoding_is_memory_bound():
+    bad = re.compile(r"pays\s+only\s+while\s+(a\s+)?decoding", re.I)
+    hits = [rel for rel, text in _reader_pages().items() if bad.search(text)]
+    assert hits == []
+
+
+# --- item 4: MLA attends in the latent
+
+
+def test_absorbed_mla_decode_attention_does_about_242_flop_per_cached_byte():
+    from hwlib import moe
+
+    a = moe.get("DeepSeek-V3").attention
+    flop = a["n_heads"] * 2 * ((a["kv_lora_rank"] + a["qk_rope_head_dim"]) + a["kv_lora_rank"])
+    byte = (a["kv_lora_rank"] + a["qk_rope_head_dim"]) * 2
+    assert flop / byte == pytest.approx(241.8, abs=0.1)
+    for rel in ("chapters/08_training_inference.md", "glossary.md"):
+        assert "re-expand" not in _text(rel), rel
+
+
+# --- item 5: the evidence against "a third to a half"
+
+
+def test_llama3_model_card_hours_imply_15_6_and_27_9_percent_mfu():
+    from hwlib import energy, flops, models
+
+    peak = specs.get("H100 SXM").peak_flops("bf16")
+    got = {}
+    for key, name in (("llama3_8b_card", "Llama 3 8B"), ("llama3_70b_card", "Llama 3 70B")):
+        r = runs.get(key)
+        got[name] = flops.training_flops(models.get(name).n_params(), r["tokens"]) / (r["gpu_hours"] * 3600) / peak
+    assert got["Llama 3 8B"] == pytest.approx(0.156, abs=0.001)
+    assert got["Llama 3 70B"] == pytest.approx(0.279, abs=0.001)
+    # one home per fact: the energy data's Llama 3 8B hours are the same figure
+    assert energy.published("llama3_8b")["gpu_hours"] == runs.get("llama3_8b_card")["gpu_hours"]
+
+
+def test_megatron_table_is_marked_as_single_replica_benchmarks_and_the_530b_run_is_separate():
+    for key in ("megatron_22b", "megatron_175b", "megatron_530b", "megatron_1t"):
+        assert runs.get(key)["data_parallel"] == 1
+    run = runs.get("megatron_530b_run")
+    assert (run["mfu"], run["gpus"]) == (0.542, 2240)
+
+
+def test_no_page_states_a_third_to_a_half_as_the_mfu_rule():
+    hits = [rel for rel, text in _reader_pages().items() if "a third to a half" in text]
+    assert hits == []

@@ -188,3 +188,19 @@ def test_megatron_table_is_marked_as_single_replica_benchmarks_and_the_530b_run_
 def test_no_page_states_a_third_to_a_half_as_the_mfu_rule():
     hits = [rel for rel, text in _reader_pages().items() if "a third to a half" in text]
     assert hits == []
+
+
+# --- minor: hwlib docstrings cite chapters, not section numbers that drift
+
+
+def test_hwlib_docstrings_cite_no_book_section_numbers():
+    book_section = re.compile(r"[Cc]hapter \d+,? §\d|(?<![\w)] )§\d+\.\d+ ?\(?[\"“]")
+    hits = []
+    for p in (ROOT / "hwlib").rglob("*.py"):
+        if {"bench", "grading", "kernels"} & set(p.parts):
+            continue
+        text = p.read_text(encoding="utf-8")
+        hits += [f"{p.name}:{m.group(0)}" for m in book_section.finditer(text)]
+    assert hits == []
+    roof = _text("hwlib/roofline.py")
+    assert "chapter 7" not in roof  # the roofline is chapter 6

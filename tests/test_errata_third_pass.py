@@ -204,3 +204,35 @@ def test_hwlib_docstrings_cite_no_book_section_numbers():
     assert hits == []
     roof = _text("hwlib/roofline.py")
     assert "chapter 7" not in roof  # the roofline is chapter 6
+
+
+# --- item 7: one quantity, one value
+
+
+def test_littles_law_latency_is_the_published_pointer_chase_everywhere():
+    from hwlib import hierarchy
+
+    lat = hierarchy.entry("latency", "H100 PCIe")
+    latency = hierarchy.value(lat["dram_cycles"]) / hierarchy.value(lat["clock_hz"])
+    assert latency == pytest.approx(375.2e-9, rel=1e-3)
+    for rel in ("formulas.md", "exercises/ex05_littles_law/source.md", "exercises/ex05_littles_law/checks.yaml"):
+        assert "550e-9" not in _text(rel) and "5.5e-7" not in _text(rel), rel
+    assert 'hierarchy.entry("latency", "H100 PCIe")' in _text("exercises/ex05_littles_law/source.md")
+
+
+def test_sequences_that_fit_use_the_usable_memory_in_chapter_8():
+    from hwlib import memory, models
+
+    h100, l3 = specs.get("H100 SXM"), models.get("Llama 3 8B")
+    room = memory.usable_bytes(h100.memory_bytes) - memory.weights_bytes(l3.n_params())
+    fit = {c: int(room // memory.kv_cache_bytes_for(l3, c)) for c in (4096, 8192)}
+    assert fit == {4096: 114, 8192: 57}
+    ch8 = _text("chapters/08_training_inference.md")
+    assert "free = memory.usable_bytes(gpu.memory_bytes)" in ch8
+    assert "units.format_bytes(h100.memory_bytes - w8)" not in ch8
+
+
+def test_formula_sheet_examples_match_the_chapters():
+    f = _text("formulas.md")
+    assert "memory.activation_bytes_for(l2, 4096)" in f  # SwiGLU width, as chapters 8 and 9
+    assert "kv_bytes=memory.kv_cache_bytes_for(l3, 4096)" in f  # energy per token as chapter 9's table

@@ -287,10 +287,14 @@ def hbm_stack(gpu: str = "H100 SXM"):
     top.set_ylim(0, 6)
     box(top, 0.2, 0.2, 6.6, 5.6, "", "sky_blue", 0.25, rounded=False)
     box(top, 2.1, 1.3, 2.8, 3.4, f"GPU die\n{acc.name}", "blue", 0.45, size=FONT + 1, weight="bold")
-    # stacks along the two long edges of the die, as on the package (three per side at most here)
+    # six sites along the two long edges of the die, as on Ampere and Hopper packages; sites beyond the
+    # active stacks are drawn empty (an H100 SXM uses five of its six, an H200 all six)
     spots = [(0.45, 3.75), (0.45, 2.5), (0.45, 1.25), (5.15, 3.75), (5.15, 2.5), (5.15, 1.25)]
-    for i, (x, y) in enumerate(spots[:stacks]):
-        box(top, x, y, 1.4, 1.0, f"HBM {i + 1}", "yellow", 0.55, size=FONT - 0.5, rounded=False)
+    for i, (x, y) in enumerate(spots):
+        if i < stacks:
+            box(top, x, y, 1.4, 1.0, f"HBM {i + 1}", "yellow", 0.55, size=FONT - 0.5, rounded=False)
+        else:
+            box(top, x, y, 1.4, 1.0, "site\nnot used", "grey", 0.15, size=FONT - 1, rounded=False)
     top.set_title(
         f"top view: {stacks} stacks x {width:,} bits = {bus:,}-bit bus\n"
         f"{units.format_bandwidth(acc.bandwidth)} / {stacks} = "
@@ -302,7 +306,8 @@ def hbm_stack(gpu: str = "H100 SXM"):
         f"Two schematic drawings of an {acc.name} package. Side view: a package substrate, a silicon "
         f"interposer on it, the GPU die in the middle and an HBM stack on each side, each stack a base logic die "
         f"under a tower of DRAM dies pierced by through-silicon vias, wired to the GPU through the interposer "
-        f"with a {width:,}-bit interface. Top view: the GPU die with {stacks} HBM stacks along its two long edges, "
+        f"with a {width:,}-bit interface. Top view: the GPU die with six HBM sites along its two long edges, "
+        f"{stacks} of them with a stack, "
         f"{stacks} x {width:,} bits = a {bus:,}-bit bus delivering {units.format_bandwidth(acc.bandwidth)}, "
         f"{units.format_bandwidth(per_stack_bw)} per stack."
     )

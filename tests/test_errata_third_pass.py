@@ -236,3 +236,58 @@ def test_formula_sheet_examples_match_the_chapters():
     f = _text("formulas.md")
     assert "memory.activation_bytes_for(l2, 4096)" in f  # SwiGLU width, as chapters 8 and 9
     assert "kv_bytes=memory.kv_cache_bytes_for(l3, 4096)" in f  # energy per token as chapter 9's table
+
+
+# --- item 10: primary sources
+
+
+REJECTED_HOSTS = (
+    "grokipedia",
+    "lzwjava",
+    "geektopia",
+    "sysrqmts",
+    "fpsbench",
+    "cheap5v",
+    "store.sourcecode",
+    "archive-lib.hpctech",
+    "upb-pc2",
+    "gpu.blog",
+    "hpc-notes",
+    "firmwaresecurity",
+    "soylentnews",
+)
+
+
+def test_no_data_file_or_bibliography_entry_cites_a_rejected_secondary_source():
+    texts = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "hwlib" / "data").glob("*.yaml")}
+    texts["references.bib"] = _text("references.bib")
+    hits = [(name, host) for name, text in texts.items() for host in REJECTED_HOSTS if host in text]
+    assert hits == []
+
+
+def test_h200_was_announced_in_2023():
+    assert specs.get("H200").release_year == 2023 and specs.get("B200").release_year == 2024
+
+
+# --- item 9: build-machine results live in their own box
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "chapters/01_why_gpus.md",
+        "chapters/02_gpu_anatomy.md",
+        "chapters/04_arithmetic_intensity.md",
+        "chapters/05_number_formats.md",
+    ],
+)
+def test_build_machine_ratios_are_in_the_live_box(rel):
+    text = _text(rel)
+    assert ":::{admonition} On the machine that ran this page" in text
+    for name in ("gap_fp32_spec", "gap_bf16_spec", "gap_fp32_meas", "hbm_vs_here", "f_live", "sk_own", "e7_fp32"):
+        for m in re.finditer(r"\{glue:text\}`%s`" % name, text):
+            before = text[: m.start()]
+            assert before.rfind(":::{admonition} On the machine that ran this page") > before.rfind("\n:::\n"), (
+                rel,
+                name,
+            )

@@ -50,10 +50,13 @@ def silicon_budget(cpu: str = "Xeon Platinum 8480+", gpu: str = "H100 SXM"):
         g["fp32_lanes_per_sm"],
         "SM",
         "blue",
-        f"{g['sms']} SMs x {g['fp32_lanes_per_sm']} lanes = {gpu_lanes:,} FP32 lanes",
+        f"{g['sms']} SMs x {g['fp32_lanes_per_sm']} lanes = {gpu_lanes:,} FP32 lanes "
+        f"({gpu_lanes / cpu_lanes:.0f}x the CPU's)",
     )
     per = [cpu_cache / cpu_lanes, gpu_cache / gpu_lanes]
+    gpu_regs = g["sms"] * g["registers_per_sm"] * 4  # the register file: on-chip SRAM too, larger than L1
     bars = a3.bar([0, 1], per, color=[tint("vermillion", 0.7), tint("blue", 0.7)], edgecolor=INK, width=0.6)
+    a3.bar([1], [gpu_regs / gpu_lanes], bottom=[per[1]], color=tint("blue", 0.25), edgecolor=INK, width=0.6, hatch="//")
     for b, v in zip(bars, per):
         a3.text(
             b.get_x() + b.get_width() / 2,
@@ -75,7 +78,8 @@ def silicon_budget(cpu: str = "Xeon Platinum 8480+", gpu: str = "H100 SXM"):
         0.5,
         -0.16,
         f"CPU: L2 + L3 = {units.format_bytes(cpu_cache, binary=True)}\n"
-        f"GPU: L2 + L1/shared = {units.format_bytes(gpu_cache, binary=True)}",
+        f"GPU: L2 + L1/shared = {units.format_bytes(gpu_cache, binary=True)}\n"
+        f"(+ register files {units.format_bytes(gpu_regs, binary=True)}, hatched)",
         ha="center",
     )
     alt = (
@@ -83,7 +87,8 @@ def silicon_budget(cpu: str = "Xeon Platinum 8480+", gpu: str = "H100 SXM"):
         f"{c['fp32_lanes_per_core']} lanes ({cpu_lanes:,} lanes), the {specs.get(gpu).name} GPU {g['sms']} SMs "
         f"of {g['fp32_lanes_per_sm']} lanes ({gpu_lanes:,} lanes). A bar chart beside them shows the on-chip "
         f"cache per lane: {units.format_bytes(per[0], binary=True)} on the CPU against "
-        f"{units.format_bytes(per[1], binary=True)} on the GPU. The CPU spends its silicon on cache and "
+        f"{units.format_bytes(per[1], binary=True)} on the GPU, plus {units.format_bytes(gpu_regs / gpu_lanes, binary=True)} "
+        f"of register file per lane stacked on the GPU bar. The CPU spends its silicon on cache and "
         f"control for few lanes; the GPU on many lanes with little cache each."
     )
     return finish(
@@ -94,6 +99,7 @@ def silicon_budget(cpu: str = "Xeon Platinum 8480+", gpu: str = "H100 SXM"):
             "gpu_lanes": gpu_lanes,
             "cpu_cache_per_lane": per[0],
             "gpu_cache_per_lane": per[1],
+            "gpu_regs_per_lane": gpu_regs / gpu_lanes,
             "cpu_cores": c["cores"],
             "gpu_sms": g["sms"],
         },

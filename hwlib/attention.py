@@ -1,6 +1,6 @@
 """Modern attention and decoding: MLA's latent KV cache, sliding windows, speculative decoding.
 
-Companions to ``memory.kv_cache_bytes`` (chapter 8 §8.5) with the same units (bytes) and dtype names:
+Companions to ``memory.kv_cache_bytes`` (chapter 8) with the same units (bytes) and dtype names:
 
 * Multi-head latent attention (DeepSeek-V2 §2.1, DeepSeek-V3): per layer and token the cache holds one
   compressed latent c_KV of r_kv values and one shared RoPE key of d_R values, not 2 · h · d_h.

@@ -1,4 +1,4 @@
-"""Block-scaled number formats: small values that share one scale per block (chapter 5, §5.5).
+"""Block-scaled number formats: small values that share one scale per block (chapter 5).
 
 * **MXFP4** (OCP Microscaling Formats v1.0, 2023; Rouhani et al. 2023): blocks of 32 E2M1 values
   share one 8-bit power-of-two scale (E8M0), 2^(floor(log2 amax) - emax) with emax the element

@@ -15,7 +15,7 @@ Every step moves one chunk of n/N bytes over every link at once, so each link ca
 
 whatever N is: close to 2n, never N × n. A naive all-reduce (everyone sends to rank 0, rank 0 sends
 the sum back) puts (N − 1) × n bytes through rank 0's link in each direction; `naive_allreduce`
-simulates that for contrast. Source: chapter 7 §7.3 of this book (data parallelism averages gradients
+simulates that for contrast. Source: chapter 7 of this book (data parallelism averages gradients
 with an all-reduce); NVIDIA nccl-tests' bus-bandwidth convention (busBW = algBW × 2(N−1)/N).
 """
 

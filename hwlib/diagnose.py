@@ -430,7 +430,7 @@ device. Other tiers (NVLink, PCIe, a network) are collectives that may or may no
 
 @dataclass(frozen=True)
 class Hierarchy:
-    """A kernel against several bandwidth tiers at once: each tier is its own roof (chapter 6 §6.5)."""
+    """A kernel against several bandwidth tiers at once: each tier is its own roof (chapter 6)."""
 
     name: str
     per_tier: dict  # tier -> Diagnosis, each against u·π and that tier's bandwidth
@@ -471,7 +471,7 @@ def tiers(flops, traffic, gpu, precision="bf16", *, name="kernel", mfu=1.0, on_c
     the arithmetic and its own memory traffic overlap (the roofline's max, never their sum); a
     collective over a link that does not overlap adds in full. `on_chip` names the tiers of the first
     kind (default `ON_CHIP_TIERS`). Intensity against HBM alone can look healthy while the interconnect
-    or L2 is what binds (chapter 10 §10.4).
+    or L2 is what binds (chapter 10).
     """
     if not isinstance(traffic, dict) or not traffic:
         raise ValueError(f"traffic must be a non-empty dict tier -> (bytes_moved, bandwidth); got {traffic!r}")

@@ -67,7 +67,7 @@ STORAGE_BYTES = {
     "fp4_e2m1": 0.5,
 }
 """Bytes one value occupies in memory. tf32 is stored in 4 bytes (its 19 bits exist only inside the
-tensor core); int4 and fp4 pack two values per byte. Chapter 5, §5.2; chapter 9, §9.1."""
+tensor core); int4 and fp4 pack two values per byte. Chapter 5; chapter 9."""
 
 RATE = {
     "fp64": "fp64",

@@ -159,7 +159,7 @@ def decode_joules_per_token(model_bytes, gpu, batch=1, kv_bytes=0.0, power_w=Non
     r = batch · β / (W + batch · KV) (``flops.decode_tokens_per_s_bound``), E = P / r  [J/token].
 
     TDP is the board's power limit, so this is an upper estimate for a busy GPU; the HBM reads alone
-    cost ``hbm_joules_per_token`` of it. Source: chapter 8 §8.4 (decode bound); TDP from hwlib.specs.
+    cost ``hbm_joules_per_token`` of it. Source: chapter 8 (decode bound); TDP from hwlib.specs.
     """
     from . import flops, specs
 

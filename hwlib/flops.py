@@ -39,7 +39,7 @@ FORMULAS = {
 
 
 def matmul_flops(m, n, k):
-    """(m×k)·(k×n): F = 2mnk  [FLOP], one multiply and one add per inner-product term. §2.2, §4.2."""
+    """(m×k)·(k×n): F = 2mnk  [FLOP], one multiply and one add per inner-product term. chapter 2, chapter 4."""
     return 2.0 * _check.positive("m", m) * _check.positive("n", n) * _check.positive("k", k)
 
 
@@ -47,7 +47,7 @@ def forward_flops(n_params, n_tokens):
     """Forward pass: F = 2ND  [FLOP] (each weight is used in one multiply-add per token).
 
     Attention's context-dependent FLOPs are a small correction unless the context is long
-    (see attention_flops). Source: chapter 9, §9.4 "FLOPs: the 6ND rule"; Kaplan et al. 2020.
+    (see attention_flops). Source: chapter 9 "FLOPs: the 6ND rule"; Kaplan et al. 2020.
     """
     return 2.0 * _check.positive("n_params", n_params) * _check.positive("n_tokens", n_tokens)
 
@@ -55,13 +55,13 @@ def forward_flops(n_params, n_tokens):
 def training_flops(n_params, n_tokens):
     """Training: C ≈ 6ND  [FLOP] = forward 2ND + backward 4ND (gradients w.r.t. activations and weights).
 
-    GPT-3: 6 × 175e9 × 300e9 = 3.15e23 (paper: 3.14e23). Source: §8.1; Kaplan et al. 2020.
+    GPT-3: 6 × 175e9 × 300e9 = 3.15e23 (paper: 3.14e23). Source: chapter 8; Kaplan et al. 2020.
     """
     return 3.0 * forward_flops(n_params, n_tokens)
 
 
 def prefill_flops(n_params, prompt_tokens, batch=1):
-    """Prefill (processing the prompt in one pass): F = 2·N·s·B  [FLOP], attention excluded. §8.2."""
+    """Prefill (processing the prompt in one pass): F = 2·N·s·B  [FLOP], attention excluded. chapter 8."""
     s = _check.positive("prompt_tokens", prompt_tokens)
     b = _check.positive("batch", batch)
     return forward_flops(n_params, s * b)
@@ -83,7 +83,7 @@ def training_time_s(total_flops, peak_flops, mfu, n_devices=1, scaling_efficienc
     """Wall-clock time t = C / (u · π · G · η)  [s]; η = scaling efficiency across devices.
 
     350M params on 7B tokens on one H100 (989.4 TFLOP/s bf16) at u = 0.35: 4.25e4 s ≈ 11.8 h.
-    Source: chapter 9, §9.4 (t ≈ 6ND / (u·π·G)); exercise 2 (η = 0.9 on 8 GPUs).
+    Source: chapter 9 (t ≈ 6ND / (u·π·G)); exercise 2 (η = 0.9 on 8 GPUs).
     """
     c = _check.positive("total_flops", total_flops)
     pi = _check.positive("peak_flops", peak_flops)
@@ -96,7 +96,7 @@ def training_time_s(total_flops, peak_flops, mfu, n_devices=1, scaling_efficienc
 def cost_usd(seconds, price_per_device_hour, n_devices=1):
     """Rental cost $ = t/3600 × price × G  [USD]; price in USD per device-hour.
 
-    11.8 h on one H100 at $3/h ≈ $35. Source: chapter 9, §9.7 "Throughput, latency and cost".
+    11.8 h on one H100 at $3/h ≈ $35. Source: chapter 9 "Throughput, latency and cost".
     """
     t = _check.nonnegative("seconds", seconds)
     price = _check.nonnegative("price_per_device_hour", price_per_device_hour)
@@ -120,7 +120,7 @@ def mfu(achieved_flops_per_s, peak_flops):
 def training_flops_per_s(n_params, tokens_per_s):
     """Model FLOP/s achieved by a training run: 6 · N · tokens/s  [FLOP/s] (numerator of MFU).
 
-    Source: exercise 3 ("count the FLOPs with the 6N rule"); chapter 9, §9.4.
+    Source: exercise 3 ("count the FLOPs with the 6N rule"); chapter 9.
     """
     return 6.0 * _check.positive("n_params", n_params) * _check.positive("tokens_per_s", tokens_per_s)
 
@@ -131,7 +131,7 @@ def decode_tokens_per_s_bound(model_bytes, bandwidth, batch=1, kv_bytes=0.0):
     Each step reads every weight once (W bytes) for the whole batch B, plus each sequence's KV
     cache (kv_bytes per sequence, default 0). 7B bf16 (14 GB) on 3.35 TB/s: ≈ 239 tokens/s at B = 1.
     It ignores the compute roof, which takes over once B approaches the ridge point.
-    Source: chapter 8, §8.2; chapter 9, §9.5; exercise 4.
+    Source: chapter 8; chapter 9; exercise 4.
     """
     w = _check.positive("model_bytes", model_bytes)
     beta = _check.positive("bandwidth", bandwidth)
@@ -143,25 +143,25 @@ def decode_tokens_per_s_bound(model_bytes, bandwidth, batch=1, kv_bytes=0.0):
 def decode_tokens_per_s_compute_bound(n_params, peak_flops):
     """Compute ceiling on decoding: tokens/s ≤ π / 2N  [tokens/s] (2N FLOP per token, at peak).
 
-    Binds once the batch passes the ridge point. Source: chapter 8, §8.2; chapter 9, §9.5.
+    Binds once the batch passes the ridge point. Source: chapter 8; chapter 9.
     """
     return _check.positive("peak_flops", peak_flops) / forward_flops(n_params, 1)
 
 
 def device_hours(seconds, n_devices=1):
-    """Device-hours G·t / 3600 s  [device-h]: what a cloud bill counts. Source: chapter 9, §9.7."""
+    """Device-hours G·t / 3600 s  [device-h]: what a cloud bill counts. Source: chapter 9."""
     return _check.nonnegative("seconds", seconds) * _check.integer("n_devices", n_devices) / SECONDS_PER_HOUR
 
 
 def tokens_per_s(n_tokens, seconds):
-    """Throughput r = D / t  [tokens/s]: tokens processed in `seconds`. Source: chapter 9, §9.7."""
+    """Throughput r = D / t  [tokens/s]: tokens processed in `seconds`. Source: chapter 9."""
     return _check.positive("n_tokens", n_tokens) / _check.positive("seconds", seconds)
 
 
 def usd_per_million_tokens(tokens_per_second, price_per_device_hour, n_devices=1):
     """Serving cost per million tokens: G·p · 10⁶ / (3600 · r)  [USD], r = tokens/s of all G devices.
 
-    One H100 at $3/h decoding 2,000 tokens/s: $0.42 per million. Source: chapter 9, §9.7.
+    One H100 at $3/h decoding 2,000 tokens/s: $0.42 per million. Source: chapter 9.
     """
     r = _check.positive("tokens_per_second", tokens_per_second)
     return cost_usd(1e6 / r, price_per_device_hour, n_devices)

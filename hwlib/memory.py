@@ -56,7 +56,7 @@ def dtype_name(dtype) -> str:
 def bytes_per_value(dtype) -> float:
     """Bytes one value occupies in memory: fp32 4, bf16/fp16 2, fp8/int8 1, int4/fp4 0.5.
 
-    Source: chapter 5, §5.2; chapter 9, §9.1.
+    Source: chapter 5; chapter 9.
     """
     return dtypes.bytes_per_value(dtype, "dtype")
 
@@ -71,7 +71,7 @@ def element_bytes(name: str, value):
 def weights_bytes(n_params, dtype="bf16"):
     """Weights alone: W = N × b  [bytes], b = bytes_per_value(dtype).
 
-    7B in bf16: 7e9 × 2 = 14 GB; int4 quarters that. Source: chapter 9, §9.3 "Memory for inference".
+    7B in bf16: 7e9 × 2 = 14 GB; int4 quarters that. Source: chapter 9 "Memory for inference".
     """
     n = _check.positive("n_params", n_params)
     return n * bytes_per_value(dtype)
@@ -81,7 +81,7 @@ def training_state_breakdown(n_params) -> dict:
     """Mixed-precision AdamW state per parameter, in bytes: bf16 weights 2, bf16 gradients 2,
     fp32 master weights 4, Adam's two fp32 moments 8 (16 in total).
 
-    Source: chapter 9, §9.2 "Memory for training"; Micikevicius et al. 2018.
+    Source: chapter 9 "Memory for training"; Micikevicius et al. 2018.
     Activations, buffers and fragmentation come on top.
     """
     n = _check.positive("n_params", n_params)
@@ -91,7 +91,7 @@ def training_state_breakdown(n_params) -> dict:
 def training_state_bytes(n_params):
     """Model + gradient + optimizer state for mixed-precision AdamW: S = 16 N  [bytes].
 
-    7B -> 112 GB (does not fit one 80 GiB = 85.9 GB GPU). Source: chapter 9, §9.2.
+    7B -> 112 GB (does not fit one 80 GiB = 85.9 GB GPU). Source: chapter 9.
     """
     parts = training_state_breakdown(n_params)
     return parts["weights"] + parts["gradients"] + parts["master"] + parts["adam"]
@@ -102,7 +102,7 @@ def kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, batch=1, dtype="bf16
 
     Uses the number of KV heads, so grouped-query attention (h_kv < h) shrinks it by h / h_kv.
     32 layers × 32 heads × 64 dims at 4,096 tokens in bf16: 1.07e9 B (= 1 GiB) per sequence.
-    Source: chapter 9, §9.3 "Memory for inference"; exercise 1; Ainslie et al. 2023.
+    Source: chapter 9 "Memory for inference"; exercise 1; Ainslie et al. 2023.
     """
     layers = _check.integer("n_layers", n_layers)
     heads = _check.integer("n_kv_heads", n_kv_heads)
@@ -133,7 +133,7 @@ def inference_bytes(n_params, dtype="bf16", kv_bytes=0.0):
     """Serving memory: weights + KV cache, M = N × b + KV  [bytes]; no gradients, no optimizer.
 
     Budget 10–20 % on top for buffers and fragmentation (chapter 9); Transformer Math 101
-    suggests ≈ 1.2 × the weights. Source: chapter 9, §9.3 "Memory for inference".
+    suggests ≈ 1.2 × the weights. Source: chapter 9 "Memory for inference".
     """
     kv = _check.nonnegative("kv_bytes", kv_bytes)
     return weights_bytes(n_params, dtype) + kv

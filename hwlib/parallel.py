@@ -32,7 +32,7 @@ def ring_allreduce_time_s(n_bytes, n_devices, link_bandwidth, latency_s=0.0):
     """Ring all-reduce time t = 2(N−1)/N × n/B + 2(N−1) × α  [s] (α = per-step latency).
 
     Bandwidth term almost independent of N: adding devices does not make gradients cheaper to sync.
-    Source: Patarasuk & Yuan 2009; chapter 7 §7.3.
+    Source: Patarasuk & Yuan 2009; chapter 7.
     """
     bw = _check.positive("link_bandwidth", link_bandwidth)
     alpha = _check.nonnegative("latency_s", latency_s)
@@ -73,7 +73,7 @@ def tensor_parallel_comm_bytes(seq_len, batch, hidden, n_layers, tensor_parallel
     bytes per device (b = bytes per element of `dtype`).
 
     It scales with tokens × hidden per layer, which is why it is kept on NVLink inside a node.
-    Source: Shoeybi et al. 2019 (Megatron-LM) §3; chapter 7 §7.4.
+    Source: Shoeybi et al. 2019 (Megatron-LM) §3; chapter 7.
     """
     s = _check.positive("seq_len", seq_len)
     b = _check.positive("batch", batch)
@@ -88,7 +88,7 @@ def pipeline_bubble_fraction(n_stages, n_microbatches, virtual_stages=1):
     """Idle fraction of a pipeline schedule (GPipe / 1F1B): (p−1) / (v·m + p−1)  (v = 1 by default).
 
     p stages, m micro-batches, v model chunks per device (interleaved schedule). In [0, 1).
-    Source: Narayanan et al. 2021 §2.2 (bubble time (p−1)/v per m micro-batches); chapter 7 §7.4.
+    Source: Narayanan et al. 2021 §2.2 (bubble time (p−1)/v per m micro-batches); chapter 7.
     """
     p = _check.integer("n_stages", n_stages)
     m = _check.integer("n_microbatches", n_microbatches)
@@ -101,7 +101,7 @@ def step_time_s(compute_s, comm_s, overlap=1.0):
     t = max(T_comp, f·T_comm) + (1 − f)·T_comm; f = 1 gives max(T_comp, T_comm), f = 0 gives the sum.
 
     It assumes the communication may overlap with the whole step; for data parallelism, where only the
-    backward pass can hide the gradient all-reduce, use `ddp_step_time_s`. Source: chapter 7 §7.6.
+    backward pass can hide the gradient all-reduce, use `ddp_step_time_s`. Source: chapter 7.
     """
     c = _check.nonnegative("compute_s", compute_s)
     m = _check.nonnegative("comm_s", comm_s)
@@ -145,7 +145,7 @@ def ddp_step_time_s(compute_s, comm_s, n_buckets=None, backward_fraction=2 / 3):
     The forward pass never overlaps: the next step's forward needs the updated weights.
     Compared with `step_time_s(..., overlap=1)`, data parallelism is compute-bound only once
     t_comm ≤ t_bwd, i.e. from about u·π / B_link tokens per GPU (not (2/3)·u·π / B_link).
-    Source: Li et al. 2020 (PyTorch DDP §3.2.3, bucketing and overlap with backward); chapter 7 §7.6.
+    Source: Li et al. 2020 (PyTorch DDP §3.3, bucketing and overlap with backward); chapter 7.
     """
     c = _check.nonnegative("compute_s", compute_s)
     m = _check.nonnegative("comm_s", comm_s)
@@ -163,7 +163,7 @@ def backward_hides_comm_tokens(comm_s, n_params, peak_flops, mfu, backward_fract
     """Tokens per device per step from which the backward pass lasts as long as a communication of
     `comm_s` seconds, so DDP can hide it:  T = t_comm · u·π / (φ · 6N)  [tokens],
     with φ = `backward_fraction` of the 6N training FLOPs per token, u = `mfu`, π = `peak_flops`
-    (FLOP/s). Source: Li et al. 2020 (DDP overlaps with the backward pass only); chapter 10 §10.4."""
+    (FLOP/s). Source: Li et al. 2020 (DDP overlaps with the backward pass only); chapter 10."""
     m = _check.nonnegative("comm_s", comm_s)
     n = _check.positive("n_params", n_params)
     pi = _check.positive("peak_flops", peak_flops)

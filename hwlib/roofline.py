@@ -3,8 +3,8 @@
 Intensity I is FLOP per byte moved to and from memory (HBM unless stated), peak π in FLOP/s,
 bandwidth β in bytes/s. Every function takes plain floats or NumPy arrays.
 
-Sources: chapter 4, §4.2 (intensity, machine balance, matmul and elementwise intensity), chapter 6
-(P(I) = min(π, βI), ridge I* = π/β), §1.2 (Little's law); Williams, Waterman & Patterson,
+Sources: chapter 4 (intensity, machine balance, matmul and elementwise intensity), chapter 6
+(P(I) = min(π, βI), ridge I* = π/β), chapter 1 (Little's law); Williams, Waterman & Patterson,
 "Roofline", CACM 2009; Little 1961.
 """
 
@@ -33,7 +33,7 @@ FORMULAS = {
 def ridge_point(peak_flops, bandwidth):
     """Machine balance / ridge point I* = π / β  [FLOP/byte].
 
-    H100 SXM, bf16 dense: 989.4e12 / 3.35e12 ≈ 295. Source: §4.2 and §7.1; Williams et al. 2009.
+    H100 SXM, bf16 dense: 989.4e12 / 3.35e12 ≈ 295. Source: chapter 4 and chapter 6; Williams et al. 2009.
     """
     pi = _check.positive("peak_flops", peak_flops)
     beta = _check.positive("bandwidth", bandwidth)
@@ -43,7 +43,7 @@ def ridge_point(peak_flops, bandwidth):
 def attainable(intensity, peak_flops, bandwidth):
     """Attainable performance P(I) = min(π, β·I)  [FLOP/s]; element-wise for arrays.
 
-    Source: §7.1; Williams et al. 2009 ("Attainable GFlops/sec = Min(peak, bandwidth × intensity)").
+    Source: chapter 6; Williams et al. 2009 ("Attainable GFlops/sec = Min(peak, bandwidth × intensity)").
     """
     i = _check.positive("intensity", intensity)
     pi = _check.positive("peak_flops", peak_flops)
@@ -56,7 +56,7 @@ def bound(intensity, peak_flops, bandwidth):
     """ "memory" if I < I* = π/β, else "compute" (an array of those strings for array input).
 
     Exactly at the ridge both roofs give π, so the kernel can reach peak: we call it "compute".
-    Source: §4.2 ("I < I* is memory-bound; I > I* is compute-bound") and §7.2.
+    Source: chapter 4 ("I < I* is memory-bound; I > I* is compute-bound") and chapter 6.
     """
     i = _check.positive("intensity", intensity)
     ridge = ridge_point(peak_flops, bandwidth)
@@ -65,7 +65,7 @@ def bound(intensity, peak_flops, bandwidth):
 
 
 def intensity(flop_count, bytes_moved):
-    """Arithmetic intensity I = FLOP / bytes moved  [FLOP/byte]. Source: §4.2."""
+    """Arithmetic intensity I = FLOP / bytes moved  [FLOP/byte]. Source: chapter 4."""
     f = _check.positive("flop_count", flop_count)
     q = _check.positive("bytes_moved", bytes_moved)
     return f / q
@@ -76,7 +76,7 @@ def matmul_intensity(m, n, k, bytes_per_element):
     I = 2mnk / ((mk + kn + mn)·b)  [FLOP/byte]; b in bytes or a dtype name ("bf16").
 
     Square N×N: 2N/(3b), so bf16 reaches I* = 500 at N = 1500. With m = batch of tokens ≪ n = k
-    (weights), I ≈ 2m/b, i.e. ≈ batch for bf16: "intensity ≈ batch" (chapter 4, §4.6; chapter 9, §9.5).
+    (weights), I ≈ 2m/b, i.e. ≈ batch for bf16: "intensity ≈ batch" (chapter 4; chapter 9).
     """
     m_ = _check.positive("m", m)
     n_ = _check.positive("n", n)
@@ -88,7 +88,7 @@ def matmul_intensity(m, n, k, bytes_per_element):
 def matmul_bytes(m, n, k, bytes_per_element):
     """Minimum bytes of C[m×n] = A[m×k]·B[k×n], each matrix read or written once:
     Q = (mk + kn + mn)·b  [bytes]; b in bytes or a dtype name ("bf16"). With flops.matmul_flops
-    (2mnk) it gives the intensity of `matmul_intensity`. Source: §4.2; chapter 6, §6.3."""
+    (2mnk) it gives the intensity of `matmul_intensity`. Source: chapter 4; chapter 6."""
     m_ = _check.positive("m", m)
     n_ = _check.positive("n", n)
     k_ = _check.positive("k", k)
@@ -100,7 +100,7 @@ def elementwise_intensity(flops_per_element, bytes_per_element, reads=1, writes=
     """Intensity of an elementwise kernel doing c FLOP per element with r reads and w writes:
     I = c / ((r + w)·b)  [FLOP/byte]; chapter 4's c / (2b) for one read and one write.
 
-    Independent of size, so far below any ridge point. Source: §4.2.
+    Independent of size, so far below any ridge point. Source: chapter 4.
     """
     c = _check.positive("flops_per_element", flops_per_element)
     b = element_bytes("bytes_per_element", bytes_per_element)
@@ -116,7 +116,7 @@ def elementwise_intensity(flops_per_element, bytes_per_element, reads=1, writes=
 def in_flight_bytes(bandwidth, latency_s):
     """Little's law N = T × L: bytes that must be outstanding to sustain bandwidth T at latency L  [bytes].
 
-    2e12 B/s at 300 ns needs 6e5 B (hundreds of kilobytes) in flight. Source: §1.2; Little 1961.
+    2e12 B/s at 300 ns needs 6e5 B (hundreds of kilobytes) in flight. Source: chapter 1; Little 1961.
     """
     t = _check.positive("bandwidth", bandwidth)
     lat = _check.positive("latency_s", latency_s)
@@ -126,7 +126,7 @@ def in_flight_bytes(bandwidth, latency_s):
 def time_s(flop_count, bytes_moved, peak_flops, bandwidth):
     """Roofline lower bound on a kernel's run time: t = max(F/π, Q/β)  [s].
 
-    Equivalent to F / attainable(F/Q, π, β). Source: §7.1 (the two ceilings as times).
+    Equivalent to F / attainable(F/Q, π, β). Source: chapter 6 (the two ceilings as times).
     """
     f = _check.positive("flop_count", flop_count)
     q = _check.positive("bytes_moved", bytes_moved)

@@ -105,7 +105,7 @@ class Accelerator:
         return self.flops[p]
 
     def ridge_point(self, precision: str) -> float:
-        """Machine balance I* = peak FLOP/s / bandwidth, in FLOP/byte (chapter 4, §4.2; chapter 6)."""
+        """Machine balance I* = peak FLOP/s / bandwidth, in FLOP/byte (chapter 4; chapter 6)."""
         return self.peak_flops(precision) / self.bandwidth
 
     def source(self, field_name: str) -> str:

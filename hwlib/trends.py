@@ -2,7 +2,7 @@
 interconnect bandwidth have grown, the memory wall in three numbers.
 
 Gholami et al. 2024, "AI and Memory Wall": over about 20 years peak server FLOP/s grew 3.0x every
-2 years, DRAM bandwidth 1.6x and interconnect bandwidth 1.4x (chapter 4, §4.1). Growth over t years
+2 years, DRAM bandwidth 1.6x and interconnect bandwidth 1.4x (chapter 4). Growth over t years
 is g ** (t / per_years); the gap between two rates compounds as (g1 / g2) ** (t / per_years).
 """
 

@@ -41,7 +41,10 @@ ADMONITIONS = {
 }
 # Prose about "the machine that built this page" is about the learner's machine in the Colab edition.
 PLACE = [
-    (re.compile(r"\b(machine|device|chip|CPU|GPU|computer) that built this page\b"), r"\1 running this notebook"),
+    (
+        re.compile(r"\b(machine|device|chip|CPU|GPU|computer) that (?:built|builds|ran|runs) this page\b"),
+        r"\1 running this notebook",
+    ),
     (re.compile(r"\bthe device that built it\b"), "the device running it"),
     (
         re.compile(r"\b(?:this|the) build machine(?:'s)?\b"),
@@ -53,7 +56,7 @@ PLACE = [
     (re.compile(r"\bthis build\b"), "this run"),
 ]
 # What must not be left in the Colab edition's prose (the book's build machine is not the learner's).
-BUILD_PHRASES = re.compile(r"built this page|[Oo]n this build\b|page was built|the build machine\b")
+BUILD_PHRASES = re.compile(r"(?:built|builds|ran) this page|[Oo]n this build\b|page was built|the build machine\b")
 
 
 def parser() -> MarkdownIt:
@@ -71,7 +74,8 @@ def parser() -> MarkdownIt:
 
 def md_escape(text: str) -> str:
     """A plain value as literal Markdown text ($ would start math, * and _ emphasis)."""
-    return re.sub(r"([\\`*_\[\]<>$|])", r"\\\1", text)
+    # "$" as an HTML entity, not "\\$": Jupyter's and nbconvert's MathJax pair escaped dollars as math
+    return re.sub(r"([\\`*_\[\]<>|])", r"\\\1", text).replace("$", "&#36;")
 
 
 def split_options(body: str) -> tuple[dict, str]:

@@ -50,10 +50,13 @@ def silicon_budget(cpu: str = "Xeon Platinum 8480+", gpu: str = "H100 SXM"):
         g["fp32_lanes_per_sm"],
         "SM",
         "blue",
-        f"{g['sms']} SMs x {g['fp32_lanes_per_sm']} lanes = {gpu_lanes:,} FP32 lanes",
+        f"{g['sms']} SMs x {g['fp32_lanes_per_sm']} lanes = {gpu_lanes:,} FP32 lanes "
+        f"({gpu_lanes / cpu_lanes:.0f}x the CPU's)",
     )
     per = [cpu_cache / cpu_lanes, gpu_cache / gpu_lanes]
+    gpu_regs = g["sms"] * g["registers_per_sm"] * 4  # the register file: on-chip SRAM too, larger than L1
     bars = a3.bar([0, 1], per, color=[tint("vermillion", 0.7), tint("blue", 0.7)], edgecolor=INK, width=0.6)
+    a3.bar([1], [gpu_regs / gpu_lanes], bottom=[per[1]], color=tint("blue", 0.25), edgecolor=INK, width=0.6, hatch="//")
     for b, v in zip(bars, per):
         a3.text(
             b.get_x() + b.get_width() / 2,
@@ -75,7 +78,8 @@ def silicon_budget(cpu: str = "Xeon Platinum 8480+", gpu: str = "H100 SXM"):
         0.5,
         -0.16,
         f"CPU: L2 + L3 = {units.format_bytes(cpu_cache, binary=True)}\n"
-        f"GPU: L2 + L1/shared = {units.format_bytes(gpu_cache, binary=True)}",
+        f"GPU: L2 + L1/shared = {units.format_bytes(gpu_cache, binary=True)}\n"
+        f"(+ register files {units.format_bytes(gpu_regs, binary=True)}, hatched)",
         ha="center",
     )
     alt = (
@@ -83,7 +87,8 @@ def silicon_budget(cpu: str = "Xeon Platinum 8480+", gpu: str = "H100 SXM"):
         f"{c['fp32_lanes_per_core']} lanes ({cpu_lanes:,} lanes), the {specs.get(gpu).name} GPU {g['sms']} SMs "
         f"of {g['fp32_lanes_per_sm']} lanes ({gpu_lanes:,} lanes). A bar chart beside them shows the on-chip "
         f"cache per lane: {units.format_bytes(per[0], binary=True)} on the CPU against "
-        f"{units.format_bytes(per[1], binary=True)} on the GPU. The CPU spends its silicon on cache and "
+        f"{units.format_bytes(per[1], binary=True)} on the GPU, plus {units.format_bytes(gpu_regs / gpu_lanes, binary=True)} "
+        f"of register file per lane stacked on the GPU bar. The CPU spends its silicon on cache and "
         f"control for few lanes; the GPU on many lanes with little cache each."
     )
     return finish(
@@ -94,6 +99,7 @@ def silicon_budget(cpu: str = "Xeon Platinum 8480+", gpu: str = "H100 SXM"):
             "gpu_lanes": gpu_lanes,
             "cpu_cache_per_lane": per[0],
             "gpu_cache_per_lane": per[1],
+            "gpu_regs_per_lane": gpu_regs / gpu_lanes,
             "cpu_cores": c["cores"],
             "gpu_sms": g["sms"],
         },
@@ -287,10 +293,14 @@ def hbm_stack(gpu: str = "H100 SXM"):
     top.set_ylim(0, 6)
     box(top, 0.2, 0.2, 6.6, 5.6, "", "sky_blue", 0.25, rounded=False)
     box(top, 2.1, 1.3, 2.8, 3.4, f"GPU die\n{acc.name}", "blue", 0.45, size=FONT + 1, weight="bold")
-    # stacks along the two long edges of the die, as on the package (three per side at most here)
+    # six sites along the two long edges of the die, as on Ampere and Hopper packages; sites beyond the
+    # active stacks are drawn empty (an H100 SXM uses five of its six, an H200 all six)
     spots = [(0.45, 3.75), (0.45, 2.5), (0.45, 1.25), (5.15, 3.75), (5.15, 2.5), (5.15, 1.25)]
-    for i, (x, y) in enumerate(spots[:stacks]):
-        box(top, x, y, 1.4, 1.0, f"HBM {i + 1}", "yellow", 0.55, size=FONT - 0.5, rounded=False)
+    for i, (x, y) in enumerate(spots):
+        if i < stacks:
+            box(top, x, y, 1.4, 1.0, f"HBM {i + 1}", "yellow", 0.55, size=FONT - 0.5, rounded=False)
+        else:
+            box(top, x, y, 1.4, 1.0, "site\nnot used", "grey", 0.15, size=FONT - 1, rounded=False)
     top.set_title(
         f"top view: {stacks} stacks x {width:,} bits = {bus:,}-bit bus\n"
         f"{units.format_bandwidth(acc.bandwidth)} / {stacks} = "
@@ -302,7 +312,8 @@ def hbm_stack(gpu: str = "H100 SXM"):
         f"Two schematic drawings of an {acc.name} package. Side view: a package substrate, a silicon "
         f"interposer on it, the GPU die in the middle and an HBM stack on each side, each stack a base logic die "
         f"under a tower of DRAM dies pierced by through-silicon vias, wired to the GPU through the interposer "
-        f"with a {width:,}-bit interface. Top view: the GPU die with {stacks} HBM stacks along its two long edges, "
+        f"with a {width:,}-bit interface. Top view: the GPU die with six HBM sites along its two long edges, "
+        f"{stacks} of them with a stack, "
         f"{stacks} x {width:,} bits = a {bus:,}-bit bus delivering {units.format_bandwidth(acc.bandwidth)}, "
         f"{units.format_bandwidth(per_stack_bw)} per stack."
     )

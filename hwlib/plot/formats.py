@@ -99,7 +99,7 @@ def running_sum(curves: dict):
 def peak_per_format(gpus, precisions, labels, reference: str = "H100 SXM"):
     """Dense spec-sheet peak (FLOP/s, log axis) per tensor-core format of each GPU, its FP32
     CUDA-core peak as an open marker on the left, and a x2-per-step line from `reference`'s first
-    format. Returns (fig, ax)."""
+    format over the formats `reference` has. Returns (fig, ax)."""
     if len(precisions) != len(labels):
         raise ValueError(f"peak_per_format: {len(precisions)} precisions but {len(labels)} labels")
     fig, ax = plt.subplots(figsize=(7.0, 4.0), layout="constrained")
@@ -110,7 +110,15 @@ def peak_per_format(gpus, precisions, labels, reference: str = "H100 SXM"):
         ax.semilogy([-0.7], [acc.peak_flops("fp32")], "o", mfc="white", color=color(i))
     ref = specs.get(reference)
     n = len(precisions)
-    ax.semilogy(range(n), ref.peak_flops(precisions[0]) * 2.0 ** np.arange(n), ":", color="0.5", label="×2 per step")
+    # the doubling line runs only over the formats the reference part has (an H100 has no FP4)
+    m = next((j for j, p in enumerate(precisions) if p not in ref.precisions()), n)
+    ax.semilogy(
+        range(m),
+        ref.peak_flops(precisions[0]) * 2.0 ** np.arange(m),
+        ":",
+        color="0.5",
+        label=f"×2 per step ({ref.name})",
+    )
     ax.set_xticks([-0.7] + list(range(n)), ["FP32\n(CUDA cores)"] + list(labels), fontsize=8)
     ax.yaxis.set_major_formatter(EngFormatter(unit="FLOP/s"))
     ax.set_ylabel("dense peak (spec sheet)")

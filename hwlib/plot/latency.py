@@ -109,7 +109,7 @@ _PATTERN_MARKERS = [("random", "o"), ("lane_alternating", "s"), ("warp_uniform",
 def divergence(p, paths_by_warp: dict, runs=()):
     """Two panels. Top: expected paths per warp against the fraction p of lanes on path B, one curve
     per warp width ({width: values over p}), the warp-uniform level 1, and each run's measured slowdown
-    per pattern at p = 0.5. Bottom: the model P paths -> slowdown P for P = 1..32 and each run's K-way
+    per pattern at p = 0.5. Bottom: the model P paths -> slowdown P for P = 1..32 and each run's P-way
     points. runs: [(E5 record, 'live' or 'recorded')]. Returns (fig, (ax, ax2))."""
     bad = [kind for _, kind in runs if kind not in ("live", "recorded")]
     if bad:
@@ -141,6 +141,6 @@ def divergence(p, paths_by_warp: dict, runs=()):
     ax.legend(fontsize="x-small", loc="lower center")
     ax2.set_xlabel("distinct paths per warp P")
     ax2.set_ylabel("slowdown")
-    ax2.set_title("K-way switch on the lane index")
+    ax2.set_title("P-way switch on the lane index")
     ax2.legend(fontsize="x-small")
     return fig, (ax, ax2)

@@ -8,7 +8,7 @@ import textwrap
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Patch
-from matplotlib.ticker import EngFormatter, FuncFormatter
+from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, NullLocator
 
 from hwlib import units
 from hwlib.plot._base import color
@@ -52,6 +52,15 @@ _PANELS = [
 ]
 
 
+def _binary_tick(v, _pos=None) -> str:
+    """Tick label of a power of 1024 bytes: '1 MiB', '1 GiB' (others as units.format_bytes, binary)."""
+    names = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    e = int(round(np.log(v) / np.log(1024))) if v > 0 else 0
+    if 0 <= e < len(names) and np.isclose(v, 1024.0**e):
+        return f"1 {names[e]}"
+    return units.format_bytes(v, binary=True)
+
+
 def hierarchy_bars(rows, title: str):
     """Three stacked log-axis bar panels (capacity B, bandwidth B/s, access latency s), one bar a tier,
     each value printed beside its bar and coloured by its source.
@@ -83,7 +92,12 @@ def hierarchy_bars(rows, title: str):
             ax.barh(yi, v, color=SOURCE_COLOR[kind])
             ax.text(v * 1.15, yi, fmt(v), va="center", fontsize="small")
         ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(EngFormatter(unit=unit))
+        if name == "capacity":  # binary ticks (KiB, MiB, GiB ...) beside the binary value labels
+            ax.xaxis.set_major_locator(LogLocator(base=1024))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.xaxis.set_major_formatter(FuncFormatter(_binary_tick))
+        else:
+            ax.xaxis.set_major_formatter(EngFormatter(unit=unit))
         ax.set_title(name, fontsize="medium", loc="left")
         lo, hi = ax.get_xlim()
         ax.set_xlim(lo, hi * 30)

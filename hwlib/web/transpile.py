@@ -1,5 +1,5 @@
 """Python → JavaScript for hwlib's functions, so the book's in-page calculators run the same code as
-the Python library: one source of formulas (browser-calculator.md §3).
+the Python library: one source of formulas for the command line, the library and the page.
 
 `to_js(functions)` reads each function's source with `ast`, follows every hwlib function, dataclass
 (with the methods and properties used), constant and cached data loader it needs, across modules,

@@ -1,7 +1,7 @@
 """Goodput of a long training run: the share of wall-clock time that advances the model, given
 interruptions, checkpoints and restarts.
 
-First-order model (Young 1974; Daly 2006), for a job whose interruptions arrive with mean time
+First-order model ({cite}`young1974checkpoint`, {cite}`daly2006checkpoint`), for a job whose interruptions arrive with mean time
 between them M, that writes a checkpoint taking δ every τ seconds and needs R to restart:
 
     goodput ≈ 1 − δ/τ − (τ/2 + R)/M          (lost: checkpoint writes; half an interval redone + restart per failure)

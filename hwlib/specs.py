@@ -52,11 +52,12 @@ _NUMBER_FIELDS = (
     "interconnect_bandwidth",
     "price_per_hour_usd",
     "release_year",
+    "gpu_memory_fraction",
 )
 _INTEGER_FIELDS = ("compute_units", "release_year")
 _TEXT_FIELDS = ("vendor", "kind", "notes", "compute_unit_kind", "interconnect")
-_KINDS = ("gpu", "tpu")
-_VENDOR_PREFIXES = ("nvidia", "amd", "google", "tesla")
+_KINDS = ("gpu", "tpu", "asic")
+_VENDOR_PREFIXES = ("nvidia", "amd", "google", "tesla", "intel", "apple")
 SHEET_PATH = Path(__file__).with_name("data") / "specs.yaml"
 """The YAML file the sheet is read from (once per process)."""
 
@@ -67,7 +68,7 @@ class Accelerator:
 
     name: str
     vendor: str
-    kind: str  # "gpu" or "tpu"
+    kind: str  # "gpu", "tpu" or "asic" (Gaudi)
     memory_bytes: float  # device memory (HBM/GDDR), bytes; binary capacity (80 GiB)
     bandwidth: float  # device-memory bandwidth, bytes/s
     l2_bytes: float | None = None  # last on-chip cache before device memory, bytes
@@ -78,6 +79,7 @@ class Accelerator:
     interconnect_bandwidth: float | None = None  # scale-up link per device, ONE direction, bytes/s
     price_per_hour_usd: float | None = None
     release_year: int | None = None
+    gpu_memory_fraction: float | None = None  # unified memory (Apple): share the GPU may wire, 0-1
     aliases: tuple[str, ...] = ()
     notes: str = ""
     flops: Mapping[str, float] = field(default_factory=dict, compare=False, repr=False)
@@ -103,6 +105,12 @@ class Accelerator:
                 f"it has {', '.join(self.precisions())}"
             )
         return self.flops[p]
+
+    def gpu_memory_bytes(self) -> float:
+        """Memory the accelerator's kernels may hold, bytes: ``memory_bytes × f``, where f is the
+        share of a unified memory the GPU may wire (Apple's Metal recommendedMaxWorkingSetSize,
+        about 0.75 on large Macs) and 1 for parts with their own HBM/GDDR. Source: specs.yaml."""
+        return self.memory_bytes * (1.0 if self.gpu_memory_fraction is None else self.gpu_memory_fraction)
 
     def ridge_point(self, precision: str) -> float:
         """Machine balance I* = peak FLOP/s / bandwidth, in FLOP/byte (chapter 4; chapter 6)."""
@@ -160,6 +168,8 @@ def _accelerator(name: str, raw: dict, sources: Mapping[str, str]) -> Accelerato
             values[key], srcs[key], confs[key] = _number(
                 f"{name}.{key}", raw[key], sources, integer=key in _INTEGER_FIELDS
             )
+    if values.get("gpu_memory_fraction", 0.0) > 1.0:
+        raise ValueError(f"{name}.gpu_memory_fraction must be a share in (0, 1]; got {values['gpu_memory_fraction']}")
     if not isinstance(raw["peak_flops"], dict) or not raw["peak_flops"]:
         raise ValueError(f"{name}.peak_flops must be a non-empty mapping precision -> record")
     for prec, record in raw["peak_flops"].items():

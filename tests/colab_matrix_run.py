@@ -38,6 +38,8 @@ SMALL = {
     "formats": dict(n=16),
     "decode": dict(d=32, layers=2, batches=[1]),
     "transfer": dict(sizes=[1 << 12]),
+    "tiles": dict(sizes=[256, 257], vocab=[200, 256], tokens=128, d_model=64),
+    "coalescing": dict(strides=(1, 8), offsets=(0, 1), elements=1 << 14),
 }
 
 

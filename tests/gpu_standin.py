@@ -428,7 +428,8 @@ def make_cupy(
         tensor = a_.dtype.itemsize <= 2 and int(p["cc"]) >= 70 and (p["bf16_tensor"] or not is_bf16)
         peak = p["tensor"] if tensor else (p["fp64"] if a_.dtype == np.float64 else p["fp32"])
         arrays = [a, b] + ([out] if out is not None else [])
-        dev.launch("matmul", max(2.0 * count * m * n * k / peak, dev.bandwidth(arrays)) + 2e-6)
+        compute = 2.0 * count * m * n * k / peak / quantised(count, m, n)
+        dev.launch("matmul", max(compute, dev.bandwidth(arrays)) + 2e-6)
         if count * m * n * k <= compute_limit and max(a_.size, b_.size) <= 1 << 18:
             wide = np.float64 if a_.dtype == np.float64 else np.float32  # BLAS speed; rounded back below
             res = np.matmul(a_.astype(wide), b_.astype(wide))
@@ -438,6 +439,17 @@ def make_cupy(
             np.copyto(np.asarray(out), res)
             return out
         return out if out is not None else wrap(np.empty((*a_.shape[:-2], m, n), dtype=a_.dtype))
+
+    def quantised(count, m, n, tile=128):
+        """Share of the SMs' tile work that is useful: 128 x 128 output tiles, one per SM at a time,
+        run in waves (NVIDIA's matmul guide: tile and wave quantisation). Shapes thinner than a tile
+        (decode's skinny GEMMs) get a kernel of their own in cuBLAS, so they are not rounded here."""
+        if min(m, n) < tile:
+            return 1.0
+        rows, cols = -(-m // tile), -(-n // tile)
+        tiles = count * rows * cols
+        waves = -(-tiles // p["sms"])
+        return (m * n * count) / (waves * p["sms"] * tile * tile)
 
     cp.matmul = matmul
 
@@ -537,6 +549,15 @@ def make_cupy(
             elif self.name == "branchy32":
                 n, iters, ways = int(args[-3]), int(args[-2]), int(args[-1])
                 work = 2.0 * n * iters * min(ways, 32) / p["fp32"]
+            elif self.name == "strided_read":  # x[k * stride + offset] for k < n: 32-byte sectors
+                n, stride, offset = int(args[2]), int(args[3]), int(args[4])
+                per_thread = min(32, 4 * stride)  # bytes of sectors per float read, one warp's share
+                dram_bytes = n * per_thread
+                l2_bytes = dram_bytes * (5 / 4 if stride == 1 and (4 * offset) % 32 else 1.0)
+                unroll = int(re.search(r"#define\s+UNROLL\s+(\d+)", self.code).group(1))
+                flight = self.resident_threads(grid[0], block[0]) * unroll * per_thread
+                rate = min(p["dram"], flight / p["latency"])
+                work = max(dram_bytes / rate, l2_bytes / p["l2_bw"])
             elif self.name == "read_ilp":  # reads its first n elements (args[2]), not the whole array
                 n = int(args[2])
                 hit = n * 4 <= p["l2"] and dev.bandwidth(arrays[:1]) < n * 4 / p["dram"]
@@ -544,7 +565,7 @@ def make_cupy(
                 work = n * 4 / rate
             else:
                 work = dev.bandwidth(arrays[:1], inflight)
-            memory = self.name == "read_ilp" or self.name.startswith("stream_")  # in-flight bytes model these
+            memory = self.name in ("read_ilp", "strided_read") or self.name.startswith("stream_")  # in flight
             dev.launch(self.name, work * (1.0 if memory else wave))
 
         def _stream(self, args, arrays, inflight):

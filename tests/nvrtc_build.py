@@ -34,6 +34,7 @@ BUILDS = {
     "roofline.cu": (["fma_sweep_f32", "fma_sweep_f64"], [(f"-DITERS={k}",) for k in E3_ITERS]),
     "occupancy.cu": (["read_ilp"], [(f"-DILP={k}",) for k in (1, 2, 4, 8)]),
     "divergence.cu": (["branchy", "branchy32"], [()]),
+    "coalescing.cu": (["strided_read"], [()]),
 }
 EIATTR_REGCOUNT = 0x2F
 EIFMT_SVAL = 0x04

@@ -236,6 +236,28 @@ def test_e9_transfer_not_applicable_on_cpu():
     assert rec["status"] == "skipped" and "not applicable" in rec["reason"]
 
 
+def test_e10_tiles_on_a_cpu_has_no_wave_model():
+    rec = bench.tiles(sizes=[64, 65], vocab=[96, 128], tokens=16, d_model=32, samples=1)
+    assert rec["status"] == "ok" and rec["parameters"]["dtype"] == "float32"
+    square = [r for r in rec["results"] if r["shape"] == "square"]
+    assert [(r["n"], r["aligned"]) for r in square] == [(64, True), (65, False)]
+    assert all(r["model_efficiency"] is None for r in rec["results"])  # a CPU has no SMs to fill
+    assert all(r["flops"] == 2 * r["m"] * r["n"] * r["k"] for r in rec["results"])
+    assert any("no SMs" in note for note in rec["notes"])
+    assert all(sane(r["flops_per_s"], CPU_PEAK_CEILING) for r in rec["results"])
+
+
+def test_e11_coalescing_on_a_cpu_counts_cache_lines():
+    rec = bench.coalescing(strides=(1, 4, 32), elements=1 << 16, samples=1)
+    assert [r["stride"] for r in rec["results"]] == [1, 4, 32] and rec["parameters"]["offsets"] == [0]
+    assert [r["model_efficiency"] for r in rec["results"]] == [1.0, 0.25, 1 / 16]  # 64-byte lines
+    assert [r["n"] for r in rec["results"]] == [1 << 16, 1 << 14, 1 << 11]
+    assert rec["results"][0]["useful_fraction"] == 1.0
+    assert all(sane(r["useful_bytes_per_s"], CPU_BW_CEILING) for r in rec["results"])
+    with pytest.raises(ValueError, match="offsets"):
+        bench.coalescing(offsets=(-1,))
+
+
 def test_bad_sizes_are_refused():
     with pytest.raises(ValueError, match="sizes"):
         bench.fusion(sizes=[0])
@@ -266,6 +288,8 @@ SMALL = {
     "occupancy": dict(n=1 << 14, threads=[1]),
     "formats": dict(n=32),
     "decode": dict(d=64, layers=1, batches=[1], bandwidth=1e10),
+    "tiles": dict(sizes=[64, 65], vocab=[96, 128], tokens=16, d_model=32),
+    "coalescing": dict(strides=(1, 8), elements=1 << 14),
 }
 
 
@@ -300,8 +324,10 @@ def test_cli_all_without_out_prints_a_summary_table(monkeypatch, capsys):
         "formats": "ok",
         "decode": "ok",
         "transfer": "skipped",
+        "tiles": "ok",
+        "coalescing": "ok",
     }
-    assert "GB/s" in captured.out and "[1/9] bandwidth" in captured.err and "[9/9] transfer" in captured.err
+    assert "GB/s" in captured.out and "[1/11] bandwidth" in captured.err and "[11/11] coalescing" in captured.err
 
 
 def test_cli_out_of_memory_is_one_line_not_a_traceback(monkeypatch, capsys):

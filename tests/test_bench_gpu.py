@@ -33,6 +33,8 @@ SMALL = {
     "formats": dict(n=16),
     "decode": dict(d=32, layers=2, batches=[1]),
     "transfer": dict(sizes=[1 << 12]),
+    "tiles": dict(sizes=[256, 257], vocab=[200, 256], tokens=128, d_model=64),
+    "coalescing": dict(strides=(1, 8), offsets=(0, 1), elements=1 << 14),
 }
 
 
@@ -256,3 +258,54 @@ def test_cache_cliff_figure_shows_the_l2_plateau_and_rings_launch_bound_points(m
     assert level == pytest.approx(dev.p["l2_bw"], rel=0.3) and level > 2 * rec["sweep"][-1]["bytes_per_s"]
     assert any(t.startswith("launch-bound") for t in labels)
     matplotlib.pyplot.close(fig)
+
+
+# --- E10 / E11: tile and wave quantisation, coalescing --------------------------------------------
+
+
+def test_tiles_default_sweep_is_device_bound_and_steps_past_4096(monkeypatch):
+    """Every default point (N 3840...4352 fp16) outlasts the launch on an H200, and the stand-in's
+    cuBLAS (128 x 128 tiles in waves over 132 SMs) is slower per FLOP just past 4096 than at 4096."""
+    from hwlib import tiling
+    from hwlib.bench import e10_tiles
+
+    bk, dev = gs.install(monkeypatch, "H200")
+    sizes = [4096, 4097, 4224, 4352]
+    rec = bench.tiles(bk, sizes=sizes, vocab=[50257, 50304], tokens=2048, d_model=2048, samples=1)
+    assert rec["status"] == "ok" and rec["parameters"]["sm_count"] == 132
+    rate = {r["n"]: r["flops_per_s"] for r in rec["results"] if r["shape"] == "square"}
+    assert rate[4097] < 0.9 * rate[4096] and rate[4224] < rate[4352]
+    for r in rec["results"]:
+        assert not r["launch_bound"], r["n"]
+        assert r["model_efficiency"] == tiling.gemm_efficiency(r["m"], r["n"], 132, 128, 128)
+    vocab = {r["n"]: r for r in rec["results"] if r["shape"] == "vocab"}
+    # padding to 50,304 fills tiles the last one computed anyway: more useful FLOP/s for no more time
+    assert vocab[50304]["seconds"] <= vocab[50257]["seconds"] and vocab[50304]["aligned"]
+    assert vocab[50304]["flops_per_s"] > vocab[50257]["flops_per_s"] and not vocab[50257]["aligned"]
+    assert min(e10_tiles.gpu_sizes(quick=True)) == 3840 and {4095, 4097} <= set(e10_tiles.gpu_sizes())
+
+
+def test_coalescing_useful_bandwidth_follows_the_sectors(monkeypatch):
+    """Stride s reads 1/s of each sector until one sector per lane (s = 8); a misaligned warp costs an
+    extra L2 sector, not DRAM bytes. Launch shape: whole waves of resident blocks, exact C types."""
+    bk, dev = gs.install(monkeypatch, "H200")
+    rec = bench.coalescing(bk, strides=(1, 2, 4, 8, 32), offsets=(0, 1), elements=1 << 26, samples=1)
+    got = {(r["stride"], r["offset_bytes"]): r for r in rec["results"]}
+    assert [r["model_efficiency"] for r in rec["results"]] == [1.0, 0.5, 0.25, 0.125, 0.125, 0.8]
+    for s in (2, 4, 8, 32):
+        assert got[(s, 0)]["useful_fraction"] == pytest.approx(got[(s, 0)]["model_efficiency"], rel=0.1)
+    assert 0.8 < got[(1, 4)]["useful_fraction"] <= 1.0
+    assert not any(r["launch_bound"] for r in rec["results"])
+    p = rec["parameters"]
+    assert p["grid"] == 132 * p["blocks_per_sm"] and p["occupancy"] == 1.0  # 32 registers: 2048 threads/SM
+    launches = [launch for launch in dev.launches if launch[0] == "strided_read"]
+    assert launches and all(k == ["array", "array", "int64", "int32", "int32"] for _, _, _, k, _ in launches)
+
+
+def test_coalescing_and_tiles_fail_alone(monkeypatch):
+    err = gs.CUDARuntimeError("cudaErrorIllegalAddress: an illegal memory access was encountered")
+    bk, _ = gs.install(monkeypatch, "L4", fail={"strided_read": err})
+    run = small_run(monkeypatch, bk, names=["coalescing", "tiles"])
+    assert run["records"]["coalescing"]["status"] == "failed"
+    assert "cudaErrorIllegalAddress" in run["records"]["coalescing"]["reason"]
+    assert run["records"]["tiles"]["status"] == "ok"

@@ -59,7 +59,7 @@ def test_the_model_agrees_with_published_stream_runs():
 
 def test_rows_cover_every_experiment_and_come_from_the_data():
     rows = {r["quantity"]: r for r in predict.predict("T4")}
-    assert {r["experiment"] for r in rows.values()} == {"E1", "E2", "E3", "E5", "E6", "E7", "E8", "E9"}
+    assert {r["experiment"] for r in rows.values()} == {"E1", "E2", "E3", "E5", "E6", "E7", "E8", "E9", "E10", "E11"}
     assert rows["bf16 tensor peak"]["value"] == 0.0  # Turing: no bf16 tensor cores
     assert rows["pinned host copy"]["value"] == pytest.approx(0.80 * 15.75e9)  # PCIe 3.0 x16
     h200 = {r["quantity"]: r for r in predict.predict("H200")}
@@ -86,3 +86,15 @@ def test_cli_prints_the_table():
     ).stdout
     head = out.splitlines()[0].split()
     assert head[-2:] == ["T4", "H200"] and "copy bandwidth" in out and "PCIe" not in head
+
+
+def test_tile_and_coalescing_rows_follow_the_formulas():
+    """H100 (132 SMs): N = 4096 is 1,024 tiles in 8 waves (1024 / 1056 = 0.970); N = 4097 is 1,089
+    tiles, (4097 / 4224)^2 of them useful, in 9 waves. Strided reads: 1/2 at stride 2, 1/8 from 8 on."""
+    rows = {r["quantity"]: r["value"] for r in predict.predict("H100 SXM")}
+    assert rows["N 4096 tile x wave efficiency"] == pytest.approx(1024 / 1056)
+    assert rows["N 4097 tile x wave efficiency"] == pytest.approx((4097 / 4224) ** 2 * 1089 / (9 * 132))
+    assert rows["stride 2 / stride 1"] == 0.5 and rows["stride >= 8 / stride 1"] == 0.125
+    t4 = {r["quantity"]: r["value"] for r in predict.predict("T4")}
+    assert t4["N 4096 tile x wave efficiency"] == pytest.approx(1024 / 1040)  # 25.6 waves of 40 SMs -> 26
+    assert 0 < t4["stride 1 useful bandwidth"] <= specs.get("T4").bandwidth

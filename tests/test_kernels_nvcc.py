@@ -25,6 +25,7 @@ EXPECTED = {
     "divergence.cu": {"branchy", "branchy32"},
     "occupancy.cu": {"read_ilp"},
     "stream.cu": STREAM,
+    "coalescing.cu": {"strided_read"},
 }
 # (file, -D option the experiments pass, architecture): sm_75 = T4 (Colab's free GPU), sm_90 = H100/H200
 BUILDS = [
@@ -37,6 +38,8 @@ BUILDS = [
     ("divergence.cu", None, "sm_90"),
     ("stream.cu", None, "sm_75"),
     ("stream.cu", None, "sm_90"),
+    ("coalescing.cu", None, "sm_75"),
+    ("coalescing.cu", None, "sm_90"),
 ]
 _cache = {}
 
@@ -95,7 +98,8 @@ def test_python_launches_the_names_the_tests_expect():
     bench_dir = KERNELS.parent / "bench"
     launched = set(
         re.findall(
-            r'"(fma_sweep_f\d\d|branchy32|branchy|read_ilp)"', "".join(p.read_text() for p in bench_dir.glob("e*.py"))
+            r'"(fma_sweep_f\d\d|branchy32|branchy|read_ilp|strided_read)"',
+            "".join(p.read_text() for p in bench_dir.glob("e*.py")),
         )
     )
     from hwlib.bench import e1_bandwidth

@@ -42,8 +42,8 @@ def test_nvrtc_is_the_pinned_release(nvrtc):
 
 
 def test_every_build_compiles_without_a_warning(builds):
-    """126 builds: 4 files x their -D values x 7 architectures; any log text is a warning or worse."""
-    assert len(builds) == 7 * (1 + 12 + 4 + 1)
+    """133 builds: 5 files x their -D values x 7 architectures; any log text is a warning or worse."""
+    assert len(builds) == 7 * (1 + 12 + 4 + 1 + 1)
     noisy = [(f, d, a, log) for f, d, a, _, log in builds if log]
     assert not noisy, noisy
 
@@ -104,3 +104,20 @@ def test_stream_loads_bypass_l1(nvrtc):
 def test_occupancy_kernel_has_exactly_ilp_loads(nvrtc, ilp):
     """#pragma unroll 1 on the outer loop: ILP loads in flight, not 4 x ILP (ILP 4 and 8 distinct)."""
     assert len(re.findall(r"\bld\.global", body(ptx(nvrtc, "occupancy.cu", (f"-DILP={ilp}",)), "read_ilp"))) == ilp
+
+
+def test_coalescing_kernel_keeps_four_loads_in_flight_and_a_full_sm(nvrtc, builds):
+    """strided_read: the main loop loads UNROLL (4) floats into four distinct registers, each from an
+    address no add feeds (so none waits on another: ptxas hoists them, as for read_ilp), through the
+    read-only path (__restrict__ const: ld.global.nc); <= 32 registers on every architecture, so
+    2,048 threads (64 warps) fit an SM's 65,536 registers."""
+    text = body(ptx(nvrtc, "coalescing.cu"), "strided_read")
+    loads = re.findall(r"ld\.global\.nc\.f32\s+(%f\d+),\s*\[(%rd\d+)\]", text)
+    assert len(loads) >= 5, loads  # 4 in the main loop, the tail after
+    main = loads[:4]
+    assert len({dst for dst, _ in main}) == 4 and len({addr for _, addr in main}) == 4, main
+    assert not re.search(r"add\.\S*f32\s+%rd", text)  # float adds never produce an address
+    assert "ld.global.f32" not in text and "st.global" in text  # the one guarded store
+    for fname, _define, arch, regs, _ in builds:
+        if fname == "coalescing.cu":
+            assert regs["strided_read"] <= 32, (arch, regs)

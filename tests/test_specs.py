@@ -259,3 +259,104 @@ def test_the_default_precision_rule_has_one_home():
         if pattern.search(line) and "def default_precision" not in line
     ]
     assert hits == [], f"use Accelerator.default_precision(): {hits}"
+
+
+# ---- Parts added for what readers rent or own (issue 28). Published figures, not our own numbers. ----
+
+ADDED = ["MI325X", "MI355X", "Gaudi 3", "TPU v6e", "TPU7x", "GB200", "B300", "RTX 5090", "M4 Max"]
+
+
+def test_added_parts_are_present_after_the_original_ones():
+    names = specs.names()
+    assert set(ADDED) <= set(names)
+    assert names[: len(REQUIRED)] == REQUIRED  # appended, the existing order unchanged
+
+
+@pytest.mark.parametrize(
+    "name, mem_gib, bw, precision, peak",
+    [
+        ("MI325X", 256, 6.0e12, "fp8", 2614.9e12),  # AMD: FP8 2,614.9 dense / 5,229.8 sparse
+        ("MI355X", 288, 8.0e12, "fp8", 5.0e15),  # AMD at ISSCC: "five petaflops" FP8
+        ("Gaudi 3", 128, 3.7e12, "bf16", 1835e12),  # Intel: 1,835 TFLOPS BF16 and FP8
+        ("TPU v6e", 32, 1638e9, "bf16", 918e12),  # Google's v6e table
+        ("TPU7x", 192, 7.37e12, "fp8", 4614e12),  # Google's TPU7x table
+        ("GB200", 186, 8.0e12, "bf16", 2.5e15),
+        ("B300", 288, 8.0e12, "fp4", 15e15),
+        ("RTX 5090", 32, 1792e9, "fp32", 104.8e12),
+        ("M4 Max", 128, 546e9, "fp32", 17.2e12),
+    ],
+)
+def test_added_parts_match_published_figures(name, mem_gib, bw, precision, peak):
+    acc = specs.get(name)
+    assert acc.memory_bytes == mem_gib * GiB
+    assert acc.bandwidth == pytest.approx(bw)
+    assert acc.peak_flops(precision) == pytest.approx(peak, rel=0.01)
+
+
+def test_added_parts_are_dense_against_the_vendors_sparse_and_system_figures():
+    # NVIDIA's GB200 NVL72 rack: 1,440 PFLOPS FP4 and 720 PFLOPS FP8 "with sparsity", 72 GPUs.
+    gb200 = specs.get("GB200")
+    assert 72 * gb200.peak_flops("fp4") * 2 == pytest.approx(1440e15)
+    assert 72 * gb200.peak_flops("fp8") * 2 == pytest.approx(720e15)
+    # GB300 NVL72: "1.1 EF dense FP4".
+    assert 72 * specs.get("B300").peak_flops("fp4") == pytest.approx(1.1e18, rel=0.03)
+    # Google: a 9,216-chip Ironwood pod is 42.5 EFLOPS FP8; a 256-chip v6e pod 234.9 PFLOPS BF16.
+    assert 9216 * specs.get("TPU7x").peak_flops("fp8") == pytest.approx(42.5e18, rel=0.002)
+    assert 256 * specs.get("TPU v6e").peak_flops("bf16") == pytest.approx(234.9e15, rel=0.002)
+    # MI355X: 256 CUs x 8,192 FP8 FLOP/clock x 2.4 GHz; AMD's 20.1 PFLOPS FP4 is sparse.
+    mi355 = specs.get("MI355X")
+    assert mi355.peak_flops("fp8") == pytest.approx(256 * 8192 * 2.4e9, rel=1e-4)
+    assert 2 * mi355.peak_flops("fp4") == pytest.approx(20.1e15, rel=0.01)
+    assert mi355.peak_flops("bf16") == pytest.approx(mi355.peak_flops("fp8") / 2)
+    # RTX 5090: the printed 838.4 FP16 is sparse with FP16 accumulate; dense FP32-accumulate is a quarter.
+    assert specs.get("RTX 5090").peak_flops("bf16") == pytest.approx(838.4e12 / 4)
+    assert specs.get("RTX 5090").peak_flops("fp4") == pytest.approx(3352e12 / 2)  # "3,352 AI TOPS" is sparse
+    # Gaudi 3 has no sparsity and FP8 at the BF16 rate; TPU v6e's int8 is twice bf16.
+    assert specs.get("Gaudi 3").peak_flops("fp8") == specs.get("Gaudi 3").peak_flops("bf16")
+    assert specs.get("TPU v6e").peak_flops("int8") == 2 * specs.get("TPU v6e").peak_flops("bf16")
+
+
+def test_links_are_per_direction_for_the_added_parts():
+    assert specs.get("GB200").interconnect_bandwidth == 1.8e12 / 2  # NVLink 5 "1.8 TB/s"
+    assert specs.get("B300").interconnect_bandwidth == 1.8e12 / 2
+    assert specs.get("TPU v6e").interconnect_bandwidth == 800e9 / 2  # "800 GBps bidirectional"
+    assert specs.get("TPU7x").interconnect_bandwidth == 1.2e12 / 2  # "1.2 TBps bidirectional"
+    assert specs.get("Gaudi 3").interconnect_bandwidth == 24 * 200e9 / 8  # 24 x 200 GbE, full duplex
+    assert specs.get("RTX 5090").interconnect_bandwidth is None  # no NVLink on the card
+
+
+def test_unified_memory_share_the_gpu_may_use():
+    """Apple's Metal caps the GPU's working set at about 75 % of RAM: 96 of 128 GiB on an M4 Max.
+    Parts with their own HBM/GDDR keep all of it."""
+    m4 = specs.get("Apple M4 Max")
+    assert m4.gpu_memory_fraction == 0.75
+    assert m4.gpu_memory_bytes() == 96 * GiB
+    assert specs.get("H100 SXM").gpu_memory_bytes() == specs.get("H100 SXM").memory_bytes
+    sheet = raw_sheet()
+    sheet["accelerators"]["M4 Max"]["gpu_memory_fraction"]["value"] = 1.5
+    with pytest.raises(ValueError, match="gpu_memory_fraction must be a share"):
+        specs.parse(sheet)
+
+
+@pytest.mark.parametrize(
+    "query, canonical",
+    [
+        ("Intel Gaudi 3", "Gaudi 3"),
+        ("ironwood", "TPU7x"),
+        ("trillium", "TPU v6e"),
+        ("gb300", "B300"),
+        ("AMD Instinct MI355X", "MI355X"),
+        ("NVIDIA GeForce RTX 5090", "RTX 5090"),
+        ("apple m4 max", "M4 Max"),
+    ],
+)
+def test_added_names_resolve(query, canonical):
+    assert specs.get(query).name == canonical
+
+
+def test_gaudi_is_neither_gpu_nor_tpu():
+    assert specs.get("Gaudi 3").kind == "asic"
+    sheet = raw_sheet()
+    sheet["accelerators"]["Gaudi 3"]["kind"] = "npu"
+    with pytest.raises(ValueError, match="kind must be one of"):
+        specs.parse(sheet)

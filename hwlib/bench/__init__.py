@@ -1,4 +1,4 @@
-"""GPU experiments E1-E9 that measure the reader's own hardware, on CuPy (GPU) or NumPy (CPU).
+"""GPU experiments E1-E11 that measure the reader's own hardware, on CuPy (GPU) or NumPy (CPU).
 
 Each experiment is one function taking an array module (``numpy``/``cupy``), a ``hwlib.backend``
 Backend, or nothing (the automatic choice), plus sizes and ``quick=True`` for a short run. It returns

@@ -154,12 +154,17 @@ def format_record(rec: dict) -> str:
         "iters",
         "threads",
         "ilp",
+        "stride",
+        "offset_bytes",
         "working_set_bytes",
         "bytes",
         "bytes_moved",
         "seconds",
         "bytes_per_s",
         "flops_per_s",
+        "useful_bytes_per_s",
+        "useful_fraction",
+        "model_efficiency",
         "tokens_per_s",
         "bound_tokens_per_s",
         "speedup",
@@ -220,6 +225,14 @@ def headline(name: str, rec: dict) -> str:
             if b1
             else ""
         )
+    if name == "tiles":
+        sq = [r for r in rows if r.get("shape") == "square"]
+        rates = [r["flops_per_s"] for r in sq]
+        return (f"square N {sq[0]['n']}-{sq[-1]['n']}: {min(rates) / 1e12:.3g}-{max(rates) / 1e12:.3g} TFLOP/s"
+                if sq else f"{len(rows)} points")  # fmt: skip
+    if name == "coalescing":
+        worst = min((r["useful_fraction"] for r in rows), default=None)
+        return f"useful bandwidth down to {worst:.2f} x stride 1" if worst is not None else ""
     return f"{len(rows)} points"
 
 

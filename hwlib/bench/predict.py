@@ -22,7 +22,7 @@ from importlib import resources
 
 import yaml
 
-from hwlib import specs
+from hwlib import coalescing, specs, tiling
 
 PARTS = ("T4", "L4", "A100 80GB SXM", "H100 SXM", "H200")
 STREAM_LOADS = {"copy": 4, "scale": 4, "add": 8, "triad": 8}  # UNROLL (4) per input array, stream.cu
@@ -134,6 +134,8 @@ def predict(name: str) -> list:
     need = p.bandwidth * _value(_data("gpu_model.yaml")["stream_efficiency"]) * p.loaded_latency_s
     full_ilp1 = resident_threads(p, "read_ilp", "-DILP=1")
     bw = copy["bytes_per_s"]
+    strided = resident_threads(p, "strided_read")
+    coalesced = little(p, strided * 4 * 4)  # UNROLL (4) float loads in flight per thread, coalescing.cu
     rows = [
         ("E1", "copy bandwidth", bw, "B/s", f"{copy['bytes_in_flight'] / 1e6:.2f} MB in flight / loaded latency"),
         ("E1", "copy / spec bandwidth", copy["fraction_of_spec"], "ratio", "bar for a GPU run: >= 0.85"),
@@ -152,6 +154,14 @@ def predict(name: str) -> list:
         ("E8", "batch 1 / bandwidth bound", bw / p.bandwidth, "ratio", "bar for a GPU run: >= 0.80"),
         ("E9", "pinned host copy", _value(_data("gpu_model.yaml")["pcie_efficiency"]) * p.link_bandwidth, "B/s",
          f"{p.link} at pcie_efficiency"),
+        ("E10", "N 4096 tile x wave efficiency", tiling.gemm_efficiency(4096, 4096, p.sms), "ratio",
+         f"1,024 tiles of 128 x 128 in waves of {p.sms} SMs"),
+        ("E10", "N 4097 tile x wave efficiency", tiling.gemm_efficiency(4097, 4097, p.sms), "ratio",
+         "33 x 33 tiles, the last row and column nearly empty"),
+        ("E11", "stride 1 useful bandwidth", coalesced, "B/s",
+         f"{strided} threads x 4 loads x 4 B in flight (Little's law)"),
+        ("E11", "stride 2 / stride 1", coalescing.sector_efficiency(2), "ratio", "8 sectors per warp for 4 useful"),
+        ("E11", "stride >= 8 / stride 1", coalescing.sector_efficiency(8), "ratio", "one 32-B sector per 4-B float"),
     ]  # fmt: skip
     return [dict(zip(("experiment", "quantity", "value", "unit", "how"), r)) for r in rows]
 

@@ -16,6 +16,8 @@ EXPERIMENTS = {
     "formats": ("e7_formats", "E7 matmul per number format (fp32/tf32/fp16/bf16/fp8)"),
     "decode": ("e8_decode", "E8 LLM-style decode: tokens/s vs batch against the bandwidth bound"),
     "transfer": ("e9_transfer", "E9 host<->device copies (GPU only)"),
+    "tiles": ("e10_tiles", "E10 tile and wave quantisation: matmul rate in steps of N around 4096"),
+    "coalescing": ("e11_coalescing", "E11 memory coalescing: useful bandwidth vs stride and misalignment"),
 }
 """name -> (module of hwlib.bench, one-line description); modules load on first use."""
 

@@ -25,7 +25,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from . import identity, results, spec
+from . import identity, results, spec, text
 
 RUNTIME = [
     "numpy",
@@ -63,7 +63,7 @@ def _write_results(root: Path, res: dict) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "results.json"
     tmp = out / ".results.json.tmp"
-    tmp.write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(text.clean(res), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
 
@@ -115,7 +115,7 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 # AUTOGRADER_ROOT and HWLIB_BIN exist so the same script can be tried on a copy of the layout.
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 HWLIB="${{HWLIB_BIN:-/opt/hwlib-venv/bin/hwlib}}"
-exec "$HWLIB" grade {exercise} --gradescope --autograder-root "$ROOT" --checks "$ROOT/source/hidden"{extra}
+exec "$HWLIB" grade {exercise} --gradescope --autograder-root "$ROOT"{checks}{extra}
 """
 
 
@@ -168,12 +168,7 @@ def package(exercise_name, checks_dir, out: Path, wheel: Path | None = None, all
         wheel = Path(wheel) if wheel else build_wheel(tmp)
         if not wheel.is_file() or wheel.suffix != ".whl":
             raise ValueError(f"--wheel must be a .whl file; got {str(wheel)!r}")
-        hidden = None
-        if checks_dir:
-            for cand in (Path(checks_dir) / f"{exercise.id}.yaml", Path(checks_dir) / exercise.id / "checks.yaml"):
-                if cand.is_file():
-                    hidden = cand
-                    break
+        hidden = spec.hidden_file(exercise.id, checks_dir) if checks_dir else None
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         extra = " --no-sandbox" if allow_unsandboxed else ""
@@ -186,7 +181,13 @@ def package(exercise_name, checks_dir, out: Path, wheel: Path | None = None, all
                 z.writestr(info, text)
 
             add("setup.sh", SETUP_SH.format(wheel=wheel.name), 0o755)
-            add("run_autograder", RUN_AUTOGRADER.format(exercise=exercise.id, extra=extra), 0o755)
+            add(
+                "run_autograder",
+                RUN_AUTOGRADER.format(
+                    exercise=exercise.id, extra=extra, checks=' --checks "$ROOT/source/hidden"' * bool(hidden)
+                ),
+                0o755,
+            )
             add("requirements.txt", pinned_requirements())
             add("hidden/README.txt", "Hidden checks for the autograder (never shown to learners).\n")
             if hidden:

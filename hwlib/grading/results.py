@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from .compare import Verdict
+from .text import clean
 
 
 def _fmt(x: float) -> str:
@@ -114,6 +115,8 @@ def _atomic(path: Path, text: str) -> None:
 
 
 def write(folder: Path, results: dict, title: str = "") -> None:
+    """results.json and feedback.txt (every string made UTF-8-safe by hwlib.grading.text.clean)."""
+    results = clean(results)
     folder.mkdir(parents=True, exist_ok=True)
     _atomic(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     _atomic(folder / "feedback.txt", feedback_text(results, title))

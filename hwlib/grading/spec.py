@@ -7,6 +7,7 @@ units or a string with a unit) or a Python expression (`expr`) over math, numpy 
 
 from __future__ import annotations
 
+import ast
 import importlib
 import math
 import re
@@ -168,10 +169,38 @@ def _inputs(d: dict, where: str) -> tuple:
         raise ValueError(f"{where}: inputs need an expr that uses them (inputs['name'])")
     if inputs:
         try:
-            compile(d["expr"], "<check>", "eval")
+            tree = ast.parse(d["expr"], "<check>", "eval")
         except SyntaxError as exc:
             raise ValueError(f"{where}: expr is not a Python expression: {exc.msg}") from None
+        read = _inputs_read(tree, where)
+        unlisted = sorted(read - set(inputs))
+        if unlisted:
+            raise ValueError(
+                f"{where}: expr reads inputs {unlisted} that are not listed in inputs {inputs}; "
+                "list every learner variable the expression uses"
+            )
     return tuple(inputs)
+
+
+def _inputs_read(tree, where: str) -> set:
+    """The names an expr reads from `inputs`: only inputs['name'] (a quoted name) is accepted, so
+    that every value a learner must provide is listed and checked before anything is graded."""
+    read = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "inputs":
+            parent = getattr(node, "_hwlib_parent", None)
+            ok = (
+                isinstance(parent, ast.Subscript)
+                and parent.value is node
+                and isinstance(parent.slice, ast.Constant)
+                and isinstance(parent.slice.value, str)
+            )
+            if not ok:
+                raise ValueError(f"{where}: expr must read learner values as inputs['name'] (a quoted name)")
+            read.add(parent.slice.value)
+        for child in ast.iter_child_nodes(node):
+            child._hwlib_parent = node
+    return read
 
 
 def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = None) -> Exercise:
@@ -236,13 +265,44 @@ def load_exercise(name, checks_dir=None) -> Exercise:
     ex = load_checks(find_exercise(name))
     if checks_dir is None:
         return ex
+    return merge(ex, load_checks(hidden_file(ex.id, checks_dir), hidden=True))
+
+
+def hidden_file(exercise_id: str, checks_dir) -> Path:
+    """The hidden-checks file of `exercise_id` in `checks_dir`, found by what it says (`exercise:`),
+    whatever it is called: `ex01_memory_budget.yaml`, `ex01.yaml`, `ex01/checks.yaml`, any *.yml.
+    ValueError when the folder has none for this exercise (an instructor who passes --checks
+    expects hidden checks: a class must never be graded on public checks only by a typo) or
+    more than one."""
     base = Path(checks_dir)
     if not base.is_dir():
         raise ValueError(f"--checks must be a folder of hidden checks; got {str(base)!r}")
-    for candidate in (base / f"{ex.id}.yaml", base / ex.id / "checks.yaml"):
-        if candidate.is_file():
-            return merge(ex, load_checks(candidate, hidden=True))
-    return ex
+    files = sorted({*base.glob("*.yaml"), *base.glob("*.yml"), *base.glob("*/checks.yaml"), *base.glob("*/checks.yml")})
+    found, named = [], {}
+    for f in files:
+        try:
+            data = yaml.safe_load(f.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise ValueError(f"--checks {base}: cannot read {f.name} ({str(exc)[:100]})") from None
+        ex_id = data.get("exercise") if isinstance(data, dict) else None
+        named[f] = ex_id
+        if ex_id == exercise_id:
+            found.append(f)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise ValueError(
+            f"--checks {base}: {len(found)} files hold hidden checks for {exercise_id}: "
+            + ", ".join(str(f.relative_to(base)) for f in found)
+            + "; keep one"
+        )
+    seen = (
+        ", ".join(f"{f.relative_to(base)} ({e or 'no exercise: field'})" for f, e in named.items()) or "no YAML files"
+    )
+    raise ValueError(
+        f"--checks {base} holds no hidden checks for {exercise_id} (found: {seen[:400]}); a hidden-checks file "
+        f"is any DIR/*.yaml whose 'exercise:' is {exercise_id}"
+    )
 
 
 def merge(public: Exercise, hidden: Exercise) -> Exercise:

@@ -1,0 +1,261 @@
+"""Issue 22: no learner, mistake or fault stops a class. One section per class of the issue; each
+test builds its own hostile fixture (names and files git cannot hold are made here). Graded without
+bwrap (in-process, `use_bwrap=False`) so that these run on any machine; the sandboxed path is the
+same code with a different kernel command line (tests/test_grading_hostile.py)."""
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from hwlib import cli
+from hwlib.grading import grader, identity, spec, text
+
+ROOT = Path(__file__).resolve().parents[1]
+FIX = ROOT / "tests" / "fixtures" / "grading"
+CORRECT = FIX / "submissions" / "correct.ipynb"
+HIDDEN = FIX / "hidden"
+
+
+def ex01(checks=None):
+    return spec.load_exercise("ex01", checks)
+
+
+def cfg_for(ex, **kw):
+    return grader.configure(ex, use_bwrap=False, **kw)
+
+
+def grade(subs, out, ex=None, **kw):
+    ex = ex or ex01()
+    files = subs if isinstance(subs, list) else identity.expand([subs])
+    return grader.grade_batch(ex, files, out, cfg_for(ex), progress=lambda *_: None, **kw)
+
+
+def by_file(rows):
+    return {res["extra_data"]["file"]: res for _, _, res in rows}
+
+
+def correct_with(*edits, markdown=None):
+    """The correct ex01 notebook with cells' sources replaced ({index: source}) or added."""
+    nb = nbformat.read(CORRECT, 4)
+    for i, src in edits:
+        nb.cells[i].source = src
+    if markdown is not None:
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(markdown))
+    return nb
+
+
+def write_raw(path, nb):
+    """Write without nbformat's validation (it may refuse what a learner's editor wrote); a lone
+    surrogate becomes a JSON escape (\\ud800), which is valid JSON and what an editor writes."""
+    path.write_text(json.dumps(nb, default=str), encoding="ascii")
+
+
+def grade_cli(*args, timeout=900):
+    return cli.main(["grade", *map(str, args), "--no-sandbox"])
+
+
+# 1. one submission never stops the class -------------------------------------------------------
+
+
+def test_text_clean_escapes_lone_surrogates_and_keeps_names_apart():
+    assert text.clean_str("ok é") == "ok é"
+    a, b = text.clean_str("x\udcff"), text.clean_str("x\udcfe")
+    assert a == "x\\udcff" and a != b and a.encode("utf-8")
+    assert text.clean({"k\ud800": ["\ud800"]}) == {"k\\ud800": ["\\ud800"]}
+
+
+def test_lone_surrogates_and_non_utf8_names_are_graded_with_the_rest(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nb = correct_with((1, 'weights_bf16 = "2.6 GB \ud800"'), markdown="notes \udc80 here")
+    write_raw(subs / "surrogate.ipynb", nb)
+    bad_name = os.fsdecode(b"r\xe9sum\xe9.ipynb")  # Latin-1 bytes from a tar export
+    shutil.copy(CORRECT, subs / bad_name)
+    shutil.copy(CORRECT, subs / "zz_after.ipynb")
+    out = tmp_path / "out"
+    assert grade_cli("ex01", subs, "--out", out) == 0
+    got = {r["file"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8"))}
+    assert got["surrogate.ipynb"]["score"] == "8" and got["surrogate.ipynb"]["status"] == "graded"
+    assert got["r\\udce9sum\\udce9.ipynb"]["score"] == "9" and got["zz_after.ipynb"]["score"] == "9"
+    for folder in (out / "submissions").iterdir():
+        for f in folder.iterdir():
+            f.read_text(encoding="utf-8")  # all valid UTF-8
+    res = json.loads((out / "submissions" / identity.folder_name("surrogate.ipynb") / "results.json").read_text())
+    msg = {t["name"]: t["output"] for t in res["tests"]}["weights_bf16"]
+    assert "\\ud800" in msg
+
+
+def test_planted_files_and_a_read_only_folder_are_the_notebooks_outcome(tmp_path):
+    """A notebook that plants an IPython startup file, folders where the old kernel files were and
+    makes its folder read-only, then crashes the kernel: the restart still works and it keeps its 9."""
+    plant = (
+        "import os, pathlib\n"
+        "for d in ('.kernel1.json', '.kernel1-1', '.home/.ipython/profile_default/startup', '.k1'):\n"
+        "    pathlib.Path(d).mkdir(parents=True, exist_ok=True)\n"
+        "pathlib.Path('.home/.ipython/profile_default/startup/00.py').write_text('raise SystemExit(1)')\n"
+        "os.chmod('.', 0o500)\n"
+    )
+    nb = nbformat.read(CORRECT, 4)
+    nb.cells += [nbformat.v4.new_code_cell(plant), nbformat.v4.new_code_cell("import os\nos._exit(1)")]
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nbformat.write(nb, subs / "planter.ipynb")
+    (res,) = by_file(grade(subs, tmp_path / "out")).values()
+    assert res["extra_data"]["status"] == "kernel_crashed" and res["score"] == 9, res["output"]
+
+
+def test_malformed_cells_and_skip_tags_cost_only_themselves(tmp_path):
+    nb = json.loads(CORRECT.read_text())
+    nb["cells"][1]["metadata"] = {"tags": ["skip-execution"]}  # weights_bf16, run by the learner
+    nb["cells"][2]["metadata"] = {"tags": "raises-exception"}  # not even a list
+    nb["cells"].append({"cell_type": "code", "source": 123, "outputs": "x", "metadata": []})
+    nb["cells"].append({"cell_type": "widget?", "source": "x"})
+    nb["cells"].append("not a cell")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "odd.ipynb").write_text(json.dumps(nb))
+    (res,) = by_file(grade(subs, tmp_path / "out")).values()
+    assert res["score"] == 9 and res["extra_data"]["status"] == "graded", res["output"]
+    assert res["output"].count("not a readable cell") == 3
+
+
+def test_older_notebook_formats_are_graded(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nb = nbformat.read(CORRECT, 4)
+    (subs / "v3.ipynb").write_text(nbformat.writes(nbformat.convert(nb, 3), version=3))
+    (subs / "no_cells.ipynb").write_text('{"nbformat": 4, "metadata": {}}')
+    got = by_file(grade(subs, tmp_path / "out"))
+    assert got["v3.ipynb"]["score"] == 9
+    assert got["no_cells.ipynb"]["extra_data"]["status"] == "not_a_notebook"
+    assert "nbformat 1 to 4" in got["no_cells.ipynb"]["output"] or "cells" in got["no_cells.ipynb"]["output"]
+
+
+def test_ml_dtypes_scalars_are_graded_as_numbers(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nb = correct_with(
+        (1, "import ml_dtypes\nweights_bf16 = ml_dtypes.bfloat16(1.3e9 * 2)"),
+        (7, "import ml_dtypes, numpy as np\nmax_sequences = np.array(13, dtype=ml_dtypes.uint4)[()]"),
+    )
+    nbformat.write(nb, subs / "bf16.ipynb")
+    (res,) = by_file(grade(subs, tmp_path / "out")).values()
+    assert res["score"] == 9, [t["output"] for t in res["tests"] if not t["score"]]
+
+
+def test_the_published_solution_is_flagged_for_the_instructor(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    sol = ROOT / "exercises" / "ex01_memory_budget" / "solution.ipynb"
+    shutil.copy(sol, subs / "verbatim.ipynb")
+    stripped = nbformat.read(sol, 4)
+    stripped.metadata = {}
+    nbformat.write(stripped, subs / "stripped.ipynb")
+    shutil.copy(CORRECT, subs / "own.ipynb")
+    out = tmp_path / "out"
+    got = by_file(grade(subs, out))
+    assert "published_solution" in got["verbatim.ipynb"]["extra_data"]["flags"][0]
+    assert "code cells" in got["stripped.ipynb"]["extra_data"]["flags"][0]
+    assert got["own.ipynb"]["extra_data"]["flags"] == []
+    assert all("flag" not in got[f]["output"] for f in got)  # the learner is not told
+    rows = {r["file"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8"))}
+    assert rows["verbatim.ipynb"]["flags"].startswith("published_solution") and rows["own.ipynb"]["flags"] == ""
+
+
+# 2. faults of the machine are not the learner's --------------------------------------------------
+
+
+def test_a_full_temp_disk_is_a_named_machine_fault_not_a_zero(tmp_path, monkeypatch, capsys):
+    from hwlib.grading import extract
+
+    full = extract._RECORD_SRC.replace(
+        '    fd = S["os_open"]', "    raise OSError(28, 'No space left on device')\n    fd = S[\"os_open\"]"
+    )
+    assert full != extract._RECORD_SRC
+    monkeypatch.setattr(extract, "_RECORD_SRC", full)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(CORRECT, subs / "honest.ipynb")
+    out = tmp_path / "out"
+    ex = ex01()
+    (res,) = by_file(grade(subs, out, ex)).values()
+    assert res["extra_data"]["status"] == "grader_error" and "Errno 28" in res["extra_data"]["machine_fault"]
+    assert "fault of the grading machine" in res["output"]
+    monkeypatch.undo()
+    rows = grade(subs, out, ex, resume=True)  # a machine fault is graded again by --resume
+    assert rows[0][2]["score"] == 9 and rows[0][2]["extra_data"]["status"] == "graded"
+
+
+def test_an_output_disk_that_fails_is_reported_and_the_batch_goes_on(tmp_path, monkeypatch):
+    from hwlib.grading import batch
+
+    real = batch._write
+
+    def flaky(folder, res, executed, title):
+        if "a-" in folder.name:
+            raise OSError(28, "No space left on device")
+        return real(folder, res, executed, title)
+
+    monkeypatch.setattr(batch, "_write", flaky)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for n in ("a", "b"):
+        shutil.copy(CORRECT, subs / f"{n}.ipynb")
+    got = by_file(grade(subs, tmp_path / "out"))
+    assert (
+        got["a.ipynb"]["extra_data"]["status"] == "grader_error" and "could not be written" in got["a.ipynb"]["output"]
+    )
+    assert got["b.ipynb"]["score"] == 9
+
+
+def test_a_long_tmpdir_does_not_stop_the_kernels(tmp_path, monkeypatch):
+    long = tmp_path / ("t" * 60) / ("u" * 60)
+    long.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(long))
+    assert len(tempfile.gettempdir()) > 120
+    ex = ex01()
+    grader.preflight(ex, cfg_for(ex))
+    (res,) = by_file(grade([identity.Submission(CORRECT, "c.ipynb")], tmp_path / "out", ex)).values()
+    assert res["score"] == 9
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_an_interrupted_batch_leaves_a_csv_of_what_finished(tmp_path, sig):
+    """No wall-clock limit: the test waits for the first result's progress line, then signals."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(CORRECT, subs / "a0.ipynb")
+    forever = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time\ntime.sleep(10**6)")])
+    for i in range(1, 3):
+        nbformat.write(forever, subs / f"a{i}.ipynb")
+    out = tmp_path / "out"
+    tmp = Path(tempfile.mkdtemp(prefix="hwt", dir="/tmp"))  # short: the grader uses it, not a fallback
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "hwlib", "grade", "ex01", str(subs), "--out", str(out), "--no-sandbox"]
+    proc = subprocess.Popen(
+        cmd + ["--timeout-cell", "100000", "--timeout-total", "100000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    for line in proc.stdout:  # blocks until the first submission has its result
+        if line.startswith("a0-"):
+            break
+    proc.send_signal(sig)
+    _, err = proc.communicate()
+    assert proc.returncode == 130 and "--resume" in err, err
+    rows = list(csv.DictReader(open(out / "grades.csv", encoding="utf-8")))
+    assert [r["file"] for r in rows] == ["a0.ipynb"] and rows[0]["score"] == "9"
+    left = list(tmp.iterdir())
+    shutil.rmtree(tmp)
+    assert left == []  # no temp folder left behind

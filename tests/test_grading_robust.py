@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 from hwlib import cli
-from hwlib.grading import grader, identity, spec, text
+from hwlib.grading import classreport, grader, identity, spec, text
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "grading"
@@ -259,3 +259,149 @@ def test_an_interrupted_batch_leaves_a_csv_of_what_finished(tmp_path, sig):
     left = list(tmp.iterdir())
     shutil.rmtree(tmp)
     assert left == []  # no temp folder left behind
+
+
+# 3. an instructor's mistake is caught --------------------------------------------------------
+
+
+def test_hidden_checks_are_found_by_what_they_say_not_by_file_name(tmp_path):
+    short = tmp_path / "short"
+    short.mkdir()
+    shutil.copy(HIDDEN / "ex01_memory_budget.yaml", short / "ex01.yaml")
+    merged = spec.load_exercise("ex01", short)
+    assert merged.max_score == 11 and sum(c.hidden for c in merged.checks) == 3
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "hidden_checks" / "ex02_time_and_cost.yaml", other / "ex02.yaml")
+    with pytest.raises(ValueError, match="holds no hidden checks for ex01_memory_budget.*ex02.yaml"):
+        spec.load_exercise("ex01", other)
+    shutil.copy(short / "ex01.yaml", short / "ex01_memory_budget.yaml")
+    with pytest.raises(ValueError, match="2 files hold hidden checks"):
+        spec.load_exercise("ex01", short)
+
+
+def test_grade_package_packs_hidden_checks_saved_under_a_short_name(tmp_path):
+    import zipfile
+
+    from hwlib.grading import gradescope
+
+    short = tmp_path / "short"
+    short.mkdir()
+    shutil.copy(HIDDEN / "ex01_memory_budget.yaml", short / "ex01.yaml")
+    wheel = tmp_path / "hwlib-0-py3-none-any.whl"
+    wheel.write_bytes(b"PK")
+    z = zipfile.ZipFile(gradescope.package("ex01", short, tmp_path / "a.zip", wheel))
+    assert "hidden/ex01_memory_budget.yaml" in z.namelist()
+    assert '--checks "$ROOT/source/hidden"' in z.read("run_autograder").decode()
+    z = zipfile.ZipFile(gradescope.package("ex01", None, tmp_path / "b.zip", wheel))
+    assert "--checks" not in z.read("run_autograder").decode()
+
+
+@pytest.mark.parametrize(
+    "expr, match",
+    [
+        ("inputs['a'] * inputs['b']", r"reads inputs \['b'\] that are not listed"),
+        ("inputs.get('b', 1)", "as inputs\\['name'\\]"),
+        ("inputs[name]", "as inputs\\['name'\\]"),
+    ],
+)
+def test_inputs_expressions_may_read_only_listed_names(expr, match):
+    data = {
+        "exercise": "ex01_memory_budget",
+        "checks": [{"name": "x", "kind": "dimensionless", "inputs": ["a"], "expr": expr}],
+    }
+    with pytest.raises(ValueError, match=match):
+        spec.parse_checks(data, "hidden.yaml", hidden=True)
+    data["checks"][0]["expr"] = "2 * inputs['a']"
+    assert spec.parse_checks(data, "hidden.yaml").checks[0].inputs == ("a",)
+
+
+def test_another_exercise_or_check_list_into_one_out_is_refused(tmp_path, capsys):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "a.ipynb").write_text("not json")
+    out = tmp_path / "out"
+    assert grade_cli("ex01", subs, "--out", out) == 0
+    assert grade_cli("ex02", subs, "--out", out) == 2
+    assert "holds grades of ex01_memory_budget, not ex02_time_and_cost" in capsys.readouterr().err
+    assert grade_cli("ex01", subs, "--out", out, "--checks", HIDDEN) == 2
+    assert "another check list" in capsys.readouterr().err
+    assert grade_cli("ex01", subs, "--out", out) == 0  # the same exercise and checks again: fine
+
+
+def test_resume_grades_again_under_other_limits_or_another_learner(tmp_path, capsys):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(CORRECT, subs / "a.ipynb")
+    out = tmp_path / "out"
+    roster = tmp_path / "roster.csv"
+    roster.write_text("file,learner\na.ipynb,s1\n")
+    assert grade_cli("ex01", subs, "--out", out, "--roster", roster) == 0
+    capsys.readouterr()
+    assert grade_cli("ex01", subs, "--out", out, "--roster", roster, "--resume") == 0
+    assert "(resumed)" in capsys.readouterr().out
+    assert grade_cli("ex01", subs, "--out", out, "--roster", roster, "--resume", "--timeout-cell", "7") == 0
+    assert "(resumed)" not in capsys.readouterr().out
+    roster.write_text("file,learner\na.ipynb,s2\n")
+    assert grade_cli("ex01", subs, "--out", out, "--roster", roster, "--resume", "--timeout-cell", "7") == 0
+    assert "(resumed)" not in capsys.readouterr().out
+    rows = list(csv.DictReader(open(out / "grades.csv", encoding="utf-8")))
+    assert [(r["learner"], r["score"]) for r in rows] == [("s2", "9")]
+
+
+def test_roster_rows_match_by_case_suffix_path_and_unicode_form():
+    import unicodedata
+
+    nfd = unicodedata.normalize("NFD", "Zoë.ipynb")
+    roster = {"ALICE": "s1", "bob.ipynb": "s2", "carol": "s3", "zoë.ipynb": "s4", "dave.ipynb": "s5"}
+    idents = ["alice.ipynb", "Bob.IPYNB", "carol/ex01.ipynb", nfd, "erin.ipynb"]
+    matched, unmatched, unlisted = classreport.match_roster(roster, idents)
+    assert matched == {"alice.ipynb": "s1", "Bob.IPYNB": "s2", "carol/ex01.ipynb": "s3", nfd: "s4"}
+    assert unmatched == ["dave.ipynb"] and unlisted == ["erin.ipynb"]
+    # one file name for several learners: the name alone matches none of them
+    matched, unmatched, _ = classreport.match_roster({"ex01.ipynb": "x"}, ["a/ex01.ipynb", "b/ex01.ipynb"])
+    assert matched == {} and unmatched == ["ex01.ipynb"]
+
+
+def test_learners_without_a_file_get_a_row_and_a_warning(tmp_path, capsys):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "Alice.ipynb").write_text("not json")
+    (subs / "erin.ipynb").write_text("not json")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("file,learner\nalice,s1\ndave.ipynb,s5\n")
+    out = tmp_path / "out"
+    assert grade_cli("ex01", subs, "--out", out, "--roster", roster) == 0
+    err = capsys.readouterr().err
+    assert "1 roster row(s) match no submission" in err and "dave.ipynb" in err
+    assert "1 submission(s) have no roster row" in err and "erin.ipynb" in err
+    rows = {r["learner"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8"))}
+    assert rows["s5"]["status"] == "no_submission" and rows["s5"]["score"] == "0"
+    assert rows["s1"]["file"] == "Alice.ipynb" and "erin" in rows
+
+
+def test_out_inside_the_submissions_folder_is_never_graded(tmp_path, capsys):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "a.ipynb").write_text("not json")
+    out = subs / "grades"
+    for _ in range(2):
+        assert grade_cli("ex01", subs, "--out", out) == 0
+    rows = list(csv.DictReader(open(out / "grades.csv", encoding="utf-8")))
+    assert [r["file"] for r in rows] == ["a.ipynb"]
+    assert grade_cli("ex01", subs, "--out", subs) == 2
+    assert grade_cli("ex01", subs, "--out", tmp_path) == 2
+    assert "inside --out" in capsys.readouterr().err
+
+
+def test_same_file_name_in_different_folders_is_graded_for_both(tmp_path):
+    subs = tmp_path / "classroom"
+    for learner, src in (("alice-repo", CORRECT), ("bob-repo", FIX / "submissions" / "blank.ipynb")):
+        (subs / learner / ".ipynb_checkpoints").mkdir(parents=True)
+        shutil.copy(src, subs / learner / "ex01_memory_budget.ipynb")
+        shutil.copy(src, subs / learner / ".ipynb_checkpoints" / "ex01_memory_budget-checkpoint.ipynb")
+        (subs / learner / "README.md").write_text("not a notebook")
+    got = by_file(grade(subs, tmp_path / "out"))
+    assert sorted(got) == ["alice-repo/ex01_memory_budget.ipynb", "bob-repo/ex01_memory_budget.ipynb"]
+    assert got["alice-repo/ex01_memory_budget.ipynb"]["score"] == 9
+    assert got["bob-repo/ex01_memory_budget.ipynb"]["score"] == 0

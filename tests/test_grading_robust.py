@@ -405,3 +405,99 @@ def test_same_file_name_in_different_folders_is_graded_for_both(tmp_path):
     assert sorted(got) == ["alice-repo/ex01_memory_budget.ipynb", "bob-repo/ex01_memory_budget.ipynb"]
     assert got["alice-repo/ex01_memory_budget.ipynb"]["score"] == 9
     assert got["bob-repo/ex01_memory_budget.ipynb"]["score"] == 0
+
+
+# 4. the kernel's restore is complete ---------------------------------------------------------
+
+SPY = "def _see(*a, **k):\n    print('SPY', repr(a)[:4000], repr(k)[:2000])\n"
+SPIES = {
+    # IPython's compiler sees every cell's source (a class the old restore did not snapshot)
+    "spy_compiler": SPY + "ip = get_ipython()\nC = type(ip.compile)\n_old = C.__call__\n"
+    "def spy(self, *a, **k):\n    _see(*a)\n    return _old(self, *a, **k)\nC.__call__ = spy\n",
+    # the kernel's handler table sees every request
+    "spy_handlers": SPY + "k = get_ipython().kernel\n_old = k.shell_handlers['execute_request']\n"
+    "def spy(*a, **k2):\n    _see(*a)\n    return _old(*a, **k2)\nk.shell_handlers['execute_request'] = spy\n",
+    # a traitlets value (kernel.session.unpack) sees every message's bytes
+    "spy_session": SPY + "s = get_ipython().kernel.session\n_old = s.unpack\n"
+    "def spy(b):\n    _see(b)\n    return _old(b)\ns.unpack = spy\n",
+    # a module function on the way (ast.parse) sees the source
+    "spy_ast": SPY
+    + "import ast\n_old = ast.parse\ndef spy(src, *a, **k):\n    _see(src)\n    return _old(src, *a, **k)\n"
+    "ast.parse = spy\n",
+}
+
+
+@pytest.fixture(scope="module")
+def spied(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("spies")
+    subs = tmp / "subs"
+    subs.mkdir()
+    for name, src in SPIES.items():
+        nb = nbformat.read(CORRECT, 4)
+        nb.cells.append(nbformat.v4.new_code_cell(src + "print('SPY installed')"))
+        nbformat.write(nb, subs / f"{name}.ipynb")
+    ex = ex01(HIDDEN)
+    out = tmp / "out"
+    rows = grader.grade_batch(ex, identity.expand([subs]), out, cfg_for(ex), progress=lambda *_: None)
+    return out, by_file(rows)
+
+
+@pytest.mark.parametrize("name", sorted(SPIES))
+def test_hooks_on_the_machinery_see_no_hidden_name_or_argument(spied, name):
+    out, got = spied
+    res = got[f"{name}.ipynb"]
+    folder = out / "submissions" / identity.folder_name(f"{name}.ipynb")
+    nb = nbformat.read(folder / "executed.ipynb", 4)
+    seen = "".join(json.dumps(o) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    seen += res["output"] + res["extra_data"].get("printed_during_grader_cells", "")
+    assert "SPY installed" in seen
+    for secret in ("kv_cache_canary", "kv_cache_other_model", "8192", "CANARY", "answer extraction"):
+        assert secret not in seen, secret
+    assert res["score"] == 11 and res["extra_data"].get("tampering_undone"), res["output"]
+
+
+def test_an_honest_notebook_reports_no_tampering(spied, tmp_path):
+    ex = ex01(HIDDEN)
+    (res,) = by_file(grade([identity.Submission(CORRECT, "c.ipynb")], tmp_path / "o", ex)).values()
+    assert res["score"] == 11 and "tampering_undone" not in res["extra_data"], res["extra_data"].get("tampering_undone")
+
+
+def test_display_updates_during_grader_cells_do_not_reach_the_executed_notebook(tmp_path):
+    nb = nbformat.read(CORRECT, 4)
+    nb.cells[4].source = (
+        "from IPython.display import display\nh = display('before', display_id=True)\n"
+        "def kv_cache(n_layers, n_heads, head_dim, seq_len, batch=1, bytes_per_value=2):\n"
+        "    h.update(f'LEAK {n_layers} {n_heads} {head_dim} {seq_len} {batch} {bytes_per_value}')\n"
+        "    return 2 * n_layers * n_heads * head_dim * seq_len * batch * bytes_per_value"
+    )
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nbformat.write(nb, subs / "updater.ipynb")
+    out = tmp_path / "out"
+    (res,) = by_file(grade(subs, out, ex01(HIDDEN))).values()
+    executed = (out / "submissions" / identity.folder_name("updater.ipynb") / "executed.ipynb").read_text()
+    assert res["score"] == 11 and "LEAK 32 32 64 4096 1 2" in executed  # the learner's own call
+    assert "LEAK 24 8 128 8192" not in executed and "LEAK 3 5 7 11" not in executed  # the hidden checks' calls
+    assert "LEAK 24 8 128 8192" in res["extra_data"]["printed_during_grader_cells"]  # the instructor sees it
+
+
+def test_a_startup_file_planted_before_a_crash_is_not_run_by_the_new_kernel(tmp_path):
+    plant = (
+        "import os, pathlib\n"
+        "d = pathlib.Path(os.environ['IPYTHONDIR']) / 'profile_default' / 'startup'\n"
+        "d.mkdir(parents=True, exist_ok=True)\n"
+        "(d / '00-spy.py').write_text(" + repr(SPIES["spy_ast"]) + ")\n"
+        "pathlib.Path('codeop.py').write_text(" + repr(SPIES["spy_ast"] + "from importlib import *\n") + ")\n"
+    )
+    nb = nbformat.read(CORRECT, 4)
+    nb.cells += [nbformat.v4.new_code_cell(plant), nbformat.v4.new_code_cell("import os\nos._exit(1)")]
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nbformat.write(nb, subs / "startup.ipynb")
+    out = tmp_path / "out"
+    (res,) = by_file(grade(subs, out, ex01(HIDDEN))).values()
+    nb = nbformat.read(out / "submissions" / identity.folder_name("startup.ipynb") / "executed.ipynb", 4)
+    seen = "".join(json.dumps(o) for c in nb.cells for o in c.get("outputs", []))
+    seen += res["extra_data"].get("printed_during_grader_cells", "")
+    assert res["score"] == 11 and res["extra_data"]["status"] == "kernel_crashed", res["output"]
+    assert "kv_cache_canary" not in seen and "8192" not in seen

@@ -126,6 +126,7 @@ class _Client(NotebookClient):
     def __init__(self, nb, km, budget: int, **kw):
         super().__init__(nb, km=km, **kw)
         self.budget, self.used, self.flooded, self.last_reply = budget, 0, False, None
+        self.in_grader_cell, self.held_back = False, []
         self.on_cell_executed = self._keep_reply
 
     def _keep_reply(self, cell, cell_index, execute_reply):
@@ -139,6 +140,12 @@ class _Client(NotebookClient):
                 cell.outputs.append(
                     nbformat.v4.new_output("stream", name="stderr", text="[hwlib grader: output truncated]\n")
                 )
+            return None
+        if self.in_grader_cell and msg.get("msg_type") == "update_display_data":
+            # would rewrite an earlier cell's output in executed.ipynb (which the learner may get
+            # back) with what ran during a grader cell, e.g. a hidden argument: kept for the instructor
+            data = (msg.get("content") or {}).get("data") or {}
+            self.held_back.append(str(data.get("text/plain", ""))[:2000])
             return None
         try:
             return super().process_message(msg, cell, cell_index)
@@ -313,9 +320,14 @@ class Runner:
         the learner, so hidden names and arguments must not be in it)."""
         self.nb.cells.append(nbformat.v4.new_code_cell(task["source"]))
         n = len(self.nb.cells) - 1
+        client.in_grader_cell = True
         try:
             return self._execute(client, self.nb.cells[n], n, timeout)
         finally:
+            client.in_grader_cell = False
+            if client.held_back and len(self.injected_text) < 32000:
+                self.injected_text += "[display update held back] " + " | ".join(client.held_back)[:4000] + "\n"
+                client.held_back = []
             cell = self.nb.cells.pop()
             self.injected_outputs = list(cell.outputs)
             if len(self.injected_text) < 32000:

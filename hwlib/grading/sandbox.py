@@ -222,6 +222,7 @@ def kernel_argv(limits: Limits, bwrap: str | None, workdir: Path, env: dict, sec
         "-f",
         "{connection_file}",
         "--HistoryManager.enabled=False",
+        "--IPKernelApp.ignore_cwd=True",  # no module the notebook wrote is imported before the setup cell
     ]
     if not bwrap:
         return inner

@@ -501,3 +501,101 @@ def test_a_startup_file_planted_before_a_crash_is_not_run_by_the_new_kernel(tmp_
     seen += res["extra_data"].get("printed_during_grader_cells", "")
     assert res["score"] == 11 and res["extra_data"]["status"] == "kernel_crashed", res["output"]
     assert "kv_cache_canary" not in seen and "8192" not in seen
+
+
+# 6. for a real course ------------------------------------------------------------------------
+
+
+def test_feedback_gives_the_total_so_far_and_names_the_hidden_checks(tmp_path):
+    out = tmp_path / "out"
+    grade([identity.Submission(CORRECT, "c.ipynb")], out, ex01(HIDDEN))
+    folder = out / "submissions" / identity.folder_name("c.ipynb")
+    text_ = (folder / "feedback.txt").read_text(encoding="utf-8")
+    assert "Total so far: 8/8 on the checks shown now" in text_
+    assert "Hidden until release: 3 check(s), 3 points: kv_4k, kv_cache_other_model, kv_cache_canary" in text_
+    assert "out of 11" in text_ and "✓ kv_cache_canary" not in text_
+    assert "✓ kv_cache_canary" in (folder / "feedback_all.txt").read_text(encoding="utf-8")
+
+
+VARIANT_YAML = """exercise: ex99_variant
+title: A variant exercise (test)
+variants:
+  n_params: [1.0e9, 1.3e9, 2.7e9, 6.7e9, 13.0e9, 70.0e9]
+  dtype: [bf16, fp8, int4]
+checks:
+  - name: weights
+    kind: bytes
+    expr: "memory.weights_bytes(params['n_params'], params['dtype'])"
+  - name: why
+    kind: manual
+    points: 2
+"""
+
+
+def variant_notebook(ex_dir, learner, other=None):
+    """A learner who computes their own numbers (or copies `other`'s variant)."""
+    src = (
+        f"LEARNER_ID = {learner!r}\nfrom hwlib import memory\nfrom hwlib.grading import variant\n"
+        f"p = variant({str(ex_dir)!r}, {other or learner!r})\n"
+        "weights = memory.weights_bytes(p['n_params'], p['dtype'])\n"
+        "why = 'Each parameter is stored once, in its format\\'s width.'"
+    )
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src)])
+
+
+def test_variants_written_answers_and_gradebooks(tmp_path, capsys):
+    from hwlib.grading import selfcheck
+
+    ex_dir = tmp_path / "ex99_variant"
+    ex_dir.mkdir()
+    (ex_dir / "checks.yaml").write_text(VARIANT_YAML)
+    ex = spec.load_exercise(ex_dir)
+    learners = [f"s{i:03d}" for i in range(40)]
+    variants = {tuple(sorted(spec.params(ex, s).items())) for s in learners}
+    assert len(variants) > 10 and spec.params(ex, "s001") == spec.params(ex, "s001")
+    a, b = next((x, y) for x in learners for y in learners if spec.params(ex, x) != spec.params(ex, y))
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nbformat.write(variant_notebook(ex_dir, a), subs / "a.ipynb")
+    nbformat.write(variant_notebook(ex_dir, b, other=a), subs / "b.ipynb")  # copies a's numbers
+    roster = tmp_path / "roster.csv"
+    roster.write_text(f"file,learner\na.ipynb,{a}\nb.ipynb,{b}\n")
+    out = tmp_path / "out"
+    assert grade_cli(ex_dir, subs, "--out", out, "--roster", roster) == 0
+    got = {r["learner"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8"))}
+    assert got[a]["weights"] == "1" and got[b]["weights"] == "0" and got[a]["why"] == "0"
+    # the self-check agrees with the grader, for the learner's own id
+    ns = {}
+    exec(variant_notebook(ex_dir, a).cells[0].source, ns)
+    capsys.readouterr()
+    selfcheck.check(str(ex_dir), ns)
+    assert "✓ weights" in capsys.readouterr().out
+    selfcheck.check(str(ex_dir), ns, learner=b)
+    assert "✗ weights" in capsys.readouterr().out
+    # written answers: exported, scored by hand, merged back
+    manual = list(csv.DictReader(open(out / "manual.csv", encoding="utf-8")))
+    assert [(r["learner"], r["check"], r["points"]) for r in manual] == [(a, "why", "2"), (b, "why", "2")]
+    assert manual[0]["answer"].startswith("Each parameter") and manual[0]["score"] == ""
+    manual[0]["score"], manual[0]["comment"] = "2", "clear"
+    manual[1]["score"] = "3"
+    with open(out / "manual.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(manual[0]))
+        w.writeheader()
+        w.writerows(manual)
+    with pytest.raises(ValueError, match="line 3: score '3' for 'why' must be a number from 0 to 2"):
+        classreport.merge_manual(out, ex)
+    manual[1]["score"] = "1"
+    with open(out / "manual.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(manual[0]))
+        w.writeheader()
+        w.writerows(manual)
+    assert grade_cli(ex_dir, "--out", out, "--merge-manual") == 0
+    got = {r["learner"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8"))}
+    assert (got[a]["score"], got[a]["why"], got[b]["score"]) == ("3", "2", "1")
+    canvas = list(csv.reader(open(out / "canvas.csv", encoding="utf-8")))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "ex99_variant"]
+    assert canvas[1][0].strip() == "Points Possible" and canvas[1][5] == "3"
+    assert sorted(r[2:6:3] for r in canvas[2:]) == sorted([[a, "3"], [b, "1"]])
+    # the manual table keeps the typed-in scores when the class is graded again
+    assert grade_cli(ex_dir, subs, "--out", out, "--roster", roster) == 0
+    assert [r["score"] for r in csv.DictReader(open(out / "manual.csv", encoding="utf-8"))] == ["2", "1"]

@@ -259,3 +259,116 @@ def load_previous(folder: Path) -> dict | None:
         return json.loads((folder / "results.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+# ---------------------------------------------------------------- hand grading and gradebooks
+
+MANUAL = "manual.csv"
+MANUAL_FIELDS = ["submission", "learner", "file", "check", "points", "answer", "score", "comment"]
+CANVAS = "canvas.csv"
+
+
+def write_manual(out: Path, exercise, results: dict[str, dict]) -> Path | None:
+    """OUT/manual.csv: one row per written answer (checks of kind `manual`) for hand scoring, merged
+    with the rows already there: a score an instructor typed in stays while the answer is unchanged."""
+    manual = [c for c in exercise.checks if c.kind == "manual"]
+    if not manual:
+        return None
+    path = out / MANUAL
+    old = {}
+    if path.is_file():
+        with open(path, newline="", encoding="utf-8") as fh:
+            old = {(r["submission"], r["check"]): r for r in csv.DictReader(fh)}
+    for folder, res in results.items():
+        extra = res.get("extra_data", {})
+        for c in manual:
+            answer = safe_cell((extra.get("written") or {}).get(c.name, ""))
+            keep = old.get((folder, c.name), {})
+            same = keep.get("answer") == answer
+            old[(folder, c.name)] = {
+                "submission": folder,
+                "learner": safe_cell(extra.get("learner", "")),
+                "file": safe_cell(extra.get("file", "")),
+                "check": c.name,
+                "points": _fmt(c.points),
+                "answer": answer,
+                "score": keep.get("score", "") if same else "",
+                "comment": keep.get("comment", "") if same else "",
+            }
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=MANUAL_FIELDS)
+        w.writeheader()
+        for key in sorted(old):
+            w.writerow(old[key])
+    tmp.replace(path)
+    return path
+
+
+def merge_manual(out: Path, exercise) -> int:
+    """Put the hand scores of OUT/manual.csv into each submission's results.json (the manual
+    check's score and the comment), recompute the total and rewrite grades.csv and canvas.csv.
+    Returns how many scores were merged; ValueError naming the row when a score is not a number
+    between 0 and the check's points."""
+    from . import identity, results
+
+    points = {c.name: c.points for c in exercise.checks if c.kind == "manual"}
+    path = out / MANUAL
+    if not path.is_file():
+        raise ValueError(f"no {path}: grade an exercise with written answers first")
+    merged, touched = 0, {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for i, r in enumerate(rows, start=2):
+        text = (r.get("score") or "").strip()
+        if not text:
+            continue
+        try:
+            score = float(text)
+        except ValueError:
+            score = -1.0
+        if r.get("check") not in points or not 0 <= score <= points[r["check"]]:
+            raise ValueError(
+                f"{path} line {i}: score {text!r} for {r.get('check')!r} must be a number from 0 to "
+                f"{_fmt(points.get(r.get('check'), 0))}"
+            )
+        folder = out / identity.SUBMISSIONS / r["submission"]
+        res = touched.get(r["submission"]) or load_previous(folder)
+        if res is None:
+            raise ValueError(f"{path} line {i}: no result for submission {r['submission']!r} in {out}")
+        for t in res["tests"]:
+            if t["name"] == r["check"]:
+                t["score"] = score
+                t["status"] = "passed" if score >= t["max_score"] else "failed"
+                t["output"] = "scored by hand" + (f": {r['comment']}" if r.get("comment") else "")
+        res["score"] = float(sum(t["score"] for t in res["tests"]))
+        touched[r["submission"]] = res
+        merged += 1
+    for name, res in touched.items():
+        results.write(out / identity.SUBMISSIONS / name, res, exercise.title)
+    if touched:
+        write_grades(out, exercise, touched)
+        write_canvas(out, exercise)
+    return merged
+
+
+def write_canvas(out: Path, exercise) -> Path:
+    """OUT/canvas.csv for Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID,
+    Section, then one column for the exercise, with a 'Points Possible' row. The learner id goes in
+    'SIS User ID' (use the roster to give each file its Canvas SIS id); rows that are not a learner's
+    (no learner id) are left out."""
+    with open(out / GRADES, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    column = f"{exercise.id}"
+    fields = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", column]
+    path = out / CANVAS
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerow({"Student": "    Points Possible", column: _fmt(exercise.max_score)})
+        for r in sorted(rows, key=lambda r: r["learner"]):
+            if r["learner"]:
+                w.writerow({"Student": r["learner"], "SIS User ID": r["learner"], column: r["score"]})
+    tmp.replace(path)
+    return path

@@ -48,6 +48,11 @@ def register(subparsers) -> None:
         help="keep results already in --out for unchanged files and checks; grade the rest",
     )
     p.add_argument(
+        "--merge-manual",
+        action="store_true",
+        help="put the hand scores typed into OUT/manual.csv into the results, grades.csv and canvas.csv",
+    )
+    p.add_argument(
         "--gradescope",
         action="store_true",
         help="Gradescope mode: grade the one notebook in ROOT/submission, write ROOT/results/results.json",
@@ -131,6 +136,10 @@ def _run(args) -> int:
         from . import gradescope
 
         return gradescope.run_gradescope(args, exercise)
+    if args.merge_manual:
+        n = classreport.merge_manual(Path(args.out), exercise)
+        print(f"merged {n} hand score(s) from {Path(args.out) / classreport.MANUAL}")
+        return 0
     if not args.submissions:
         raise ValueError("no submissions given: name notebooks or folders (or use --gradescope)")
     out = Path(args.out)

@@ -113,16 +113,19 @@ def flags(nb, exercise) -> list[str]:
     return out
 
 
-def expected_values(exercise) -> dict:
-    """{check name: expected value}; ValueError naming every broken check (an authoring error the
-    instructor must fix before anything is graded)."""
+def expected_values(exercise, params: dict | None = None) -> dict:
+    """{check name: expected value} for the variant `params` (default: every parameter's first
+    value); ValueError naming every broken check (an authoring error the instructor must fix before
+    anything is graded)."""
+    if params is None:
+        params = spec.default_params(exercise)
     out, broken = {}, []
     for c in exercise.checks:
         if c.inputs:  # recomputed per submission from the learner's own values (expr compiled)
             out[c.name] = None
             continue
         try:
-            out[c.name] = spec.expected_value(c)
+            out[c.name] = spec.expected_value(c, params=params)
         except ValueError as exc:
             broken.append(str(exc))
     if broken:
@@ -200,12 +203,16 @@ def grade_one(
         )
         return res, None
     dropped = list(nb.metadata.pop("hwlib_notes", []))
+    variant = spec.params(exercise, meta.get("learner") or sub.identity) if exercise.variants else {}
+    if variant:  # this learner's numbers, from the exercise's own formulas
+        expected = expected_values(exercise, variant)
+        dropped.insert(0, "your variant (learner " + str(meta.get("learner") or sub.identity) + "): " + repr(variant))
     run = runner.Runner(nb, exercise.checks, cfg, secrets_paths).run()
     verdicts = [
         _judge(
             c,
             run.answers.get(runner.answer_key(c)),
-            compare.recomputed(c, run.answers) if c.inputs else expected[c.name],
+            compare.recomputed(c, run.answers, variant) if c.inputs else expected[c.name],
         )
         for c in exercise.checks
     ]
@@ -231,6 +238,11 @@ def grade_one(
     )
     res["extra_data"]["timings_s"] = run.timings
     res["extra_data"]["flags"] = flags(nb, exercise)
+    written = {c.name: run.answers.get(c.answer, {}).get("value") for c in exercise.checks if c.kind == "manual"}
+    if written:
+        res["extra_data"]["written"] = {k: v if isinstance(v, str) else "" for k, v in written.items()}
+    if variant:
+        res["extra_data"]["variant"] = variant
     res["extra_data"]["cells"] = {str(i + 1): v for i, v in sorted(bad.items())}
     res["extra_data"]["output_bytes"] = run.output_bytes
     if run.restored:

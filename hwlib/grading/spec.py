@@ -8,6 +8,7 @@ units or a string with a unit) or a Python expression (`expr`) over math, numpy 
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib
 import math
 import re
@@ -20,7 +21,7 @@ from . import quantity
 
 EXERCISES_DIR = Path(__file__).resolve().parents[2] / "exercises"
 PUBLIC_DIR = Path(__file__).resolve().parent / "public"  # copies shipped inside hwlib (for Colab)
-OTHER_KINDS = ("bool", "choice", "string")
+OTHER_KINDS = ("bool", "choice", "string", "manual")  # manual: a written answer, scored by hand
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = {
@@ -76,6 +77,7 @@ class Exercise:
     grading: dict = field(default_factory=dict)
     checks: tuple = ()
     folder: Path | None = None
+    variants: dict = field(default_factory=dict)  # parameter name -> the values a learner may get
 
     @property
     def max_score(self) -> float:
@@ -107,7 +109,10 @@ def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
     answer = d.get("answer", name)
     if not isinstance(answer, str) or not _NAME.match(answer):
         raise ValueError(f"{where}: answer must be a variable name; got {answer!r}")
-    if ("expected" in d) == ("expr" in d):
+    if kind == "manual":
+        if "expected" in d or "expr" in d or "args" in d or "kwargs" in d or "inputs" in d:
+            raise ValueError(f"{where}: a manual check is scored by hand: give no expected, expr, args or inputs")
+    elif ("expected" in d) == ("expr" in d):
         raise ValueError(f"{where}: give exactly one of 'expected' and 'expr'")
     if "expr" in d and not isinstance(d["expr"], str):
         raise ValueError(f"{where}: expr must be a string (a Python expression); got {d['expr']!r}")
@@ -210,6 +215,16 @@ def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = N
     ex_id = data.get("exercise")
     if not isinstance(ex_id, str) or not _NAME.match(ex_id):
         raise ValueError(f"{where}: 'exercise' must be the exercise id, e.g. ex01_memory_budget")
+    variants = data.get("variants") or {}
+    if not isinstance(variants, dict) or not all(
+        isinstance(k, str)
+        and _NAME.match(k)
+        and isinstance(v, list)
+        and v
+        and all(isinstance(x, (int, float, str)) and not isinstance(x, bool) for x in v)
+        for k, v in variants.items()
+    ):
+        raise ValueError(f"{where}: variants must map parameter names to non-empty lists of numbers or strings")
     grading = data.get("grading") or {}
     if not isinstance(grading, dict) or set(grading) - {"timeout_cell", "timeout_total", "memory_mb"}:
         raise ValueError(f"{where}: grading accepts timeout_cell, timeout_total and memory_mb")
@@ -217,7 +232,18 @@ def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = N
     names = [c.name for c in checks]
     if len(set(names)) != len(names):
         raise ValueError(f"{where}: check names must be unique; got {names}")
-    return Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder)
+    variants = {k: [_yaml_number(x) for x in v] for k, v in variants.items()}
+    return Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder, variants)
+
+
+def _yaml_number(x):
+    """'1.3e9' -> 1.3e9: YAML 1.1 reads an exponent without a sign as a string."""
+    if isinstance(x, str):
+        try:
+            return float(x) if re.fullmatch(r"[+-]?\d+(\.\d*)?[eE][+-]?\d+", x.strip()) else x
+        except ValueError:
+            return x
+    return x
 
 
 def load_checks(path, hidden: bool = False) -> Exercise:
@@ -311,7 +337,30 @@ def merge(public: Exercise, hidden: Exercise) -> Exercise:
         raise ValueError(f"hidden checks are for {hidden.id!r}, not {public.id!r}")
     by_name = {c.name: c for c in hidden.checks}
     checks = [by_name.pop(c.name, c) for c in public.checks] + list(by_name.values())
-    return replace(public, checks=tuple(checks), grading={**public.grading, **hidden.grading})
+    return replace(
+        public,
+        checks=tuple(checks),
+        grading={**public.grading, **hidden.grading},
+        variants={**public.variants, **hidden.variants},
+    )
+
+
+def params(exercise: Exercise, learner: str) -> dict:
+    """The parameters of `learner`'s variant of `exercise`: each picked from its list by
+    sha256(exercise id, learner id, parameter name), so the grader and the learner's self-check
+    compute the same numbers from the id alone, and two learners share all of them with probability
+    1 / (product of the list lengths). {} for an exercise without `variants`."""
+    out = {}
+    for name in sorted(exercise.variants):
+        values = exercise.variants[name]
+        h = hashlib.sha256(f"{exercise.id}\0{learner}\0{name}".encode("utf-8", "backslashreplace")).digest()
+        out[name] = values[int.from_bytes(h[:8], "big") % len(values)]
+    return out
+
+
+def default_params(exercise: Exercise) -> dict:
+    """The first value of every parameter (to check that every expr works before grading)."""
+    return {k: v[0] for k, v in exercise.variants.items()}
 
 
 _BUILTINS = {
@@ -350,7 +399,7 @@ def _number(value, check: Check):
     return value
 
 
-def expected_value(check: Check, inputs: dict | None = None):
+def expected_value(check: Check, inputs: dict | None = None, params: dict | None = None):
     """The expected answer in SI units (float or list of floats), a bool, or a tuple of accepted
     strings. Runs `expr` in this (the grader's) process; errors name the check. A check with
     `inputs` needs them: {name: the learner's plain value} (extracted from their notebook)."""
@@ -363,6 +412,7 @@ def expected_value(check: Check, inputs: dict | None = None):
             args=list(check.args or []),
             kwargs=dict(check.kwargs or {}),
             inputs=dict(inputs or {}),
+            params=dict(params or {}),
             np=importlib.import_module("numpy"),
             __builtins__=_BUILTINS,
         )
@@ -370,6 +420,8 @@ def expected_value(check: Check, inputs: dict | None = None):
             raw = eval(compile(check.expr, f"<check {check.name}>", "eval"), scope)
         except Exception as exc:
             raise ValueError(f"check {check.name}: expr {check.expr!r} failed: {type(exc).__name__}: {exc}") from exc
+    if check.kind == "manual":
+        return None
     if check.kind in quantity.KINDS:
         return _number(raw, check)
     if check.kind == "bool":

@@ -599,3 +599,88 @@ def test_variants_written_answers_and_gradebooks(tmp_path, capsys):
     # the manual table keeps the typed-in scores when the class is graded again
     assert grade_cli(ex_dir, subs, "--out", out, "--roster", roster) == 0
     assert [r["score"] for r in csv.DictReader(open(out / "manual.csv", encoding="utf-8"))] == ["2", "1"]
+
+
+# measurement receipts (ex03) -----------------------------------------------------------------
+
+EX03 = ROOT / "exercises" / "ex03_measure_mfu"
+
+
+def ex03_code():
+    nb = nbformat.read(EX03 / "solution.ipynb", 4)
+    return grader._python_only("\n".join(c.source for c in nb.cells if c.cell_type == "code"))
+
+
+def receipt_for(device, samples, code=None):
+    """A receipt as receipt.make writes it, for a device this machine does not have."""
+    from hwlib.grading import receipt
+
+    check = next(c for c in spec.load_exercise("ex03").checks if c.kind == "receipt")
+    src = receipt.functions_source(code or ex03_code(), check.receipt["functions"])
+    dev = {k: device.get(k) for k in receipt.DEVICE_FIELDS}
+    return json.dumps(
+        {
+            "receipt": 1,
+            "device": dev,
+            "fingerprint": receipt.fingerprint(dev),
+            "code_sha256": receipt.code_hash(src),
+            "precision": "fp32",
+            "batches": [8, 64, 512],
+            "samples": samples,
+        }
+    ), check
+
+
+T4 = {"name": "Tesla T4", "kind": "gpu", "sm_count": 40, "memory_bytes": 15_835_398_144, "sm_clock_hz": 1.59e9}
+
+
+def t4_samples(best_512=2.0e-3):
+    """Seconds per step: 4.83 GFLOP at batch 512 in 2 ms is 2.4 TFLOP/s, 30 % of a T4's 8.1."""
+    return [[best * (1 + 0.01 * i) for i in range(12)] for best in (0.3e-3, 0.5e-3, best_512)]
+
+
+def test_a_receipt_from_a_t4_is_checked_against_that_devices_peak():
+    from hwlib.grading import receipt
+
+    raw, check = receipt_for(T4, t4_samples())
+    want = check.receipt["code_sha256"]  # checks.yaml holds the published code's hash:
+    assert want == receipt.code_hash(receipt.functions_source(ex03_code(), check.receipt["functions"]))
+    ok, msg = receipt.verify(raw, check.receipt, ex03_code(), want)
+    assert ok and "possible on a T4" in msg and "band not checked" in msg, msg
+    # 4.83 GFLOP in 0.5 ms is 9.7 TFLOP/s: faster than a T4's fp32 peak of 8.1 TFLOP/s
+    ok, msg = receipt.verify(receipt_for(T4, t4_samples(0.5e-3))[0], check.receipt, ex03_code(), want)
+    assert not ok and "faster than the fp32 peak of a T4" in msg
+    ok, msg = receipt.verify(receipt_for({**T4, "sm_count": 80}, t4_samples())[0], check.receipt, ex03_code(), want)
+    assert not ok and "T4 has 40 SMs" in msg
+    forged = json.loads(raw)
+    forged["device"]["name"] = "NVIDIA H100 80GB HBM3"
+    assert "fingerprint does not match" in receipt.verify(json.dumps(forged), check.receipt, ex03_code(), want)[1]
+    ok, msg = receipt.verify(
+        receipt_for({**T4, "name": "Mystery GPU"}, t4_samples())[0], check.receipt, ex03_code(), want
+    )
+    assert not ok and "not on the spec sheet" in msg
+    spread = t4_samples()
+    spread[0][0] = spread[0][1] * 1000
+    assert "over 100x the fastest" in receipt.verify(receipt_for(T4, spread)[0], check.receipt, ex03_code(), want)[1]
+    short = [row[:3] for row in t4_samples()]
+    assert "at least 10" in receipt.verify(receipt_for(T4, short)[0], check.receipt, ex03_code(), want)[1]
+
+
+def test_a_receipt_of_changed_benchmark_code_fails():
+    from hwlib.grading import receipt
+
+    changed = ex03_code().replace("repeats=15", "repeats=3")
+    assert changed != ex03_code()
+    raw, check = receipt_for(T4, t4_samples(), code=changed)  # measured with changed code
+    want = check.receipt["code_sha256"]
+    assert "not the published one" in receipt.verify(raw, check.receipt, changed, want)[1]
+    raw, _ = receipt_for(T4, t4_samples())  # measured with the published code, then edited
+    assert "changed after measuring" in receipt.verify(raw, check.receipt, changed, want)[1]
+
+
+def test_the_ex03_solution_run_here_passes_its_own_cpu_receipt(tmp_path):
+    ex = spec.load_exercise("ex03")
+    (res,) = by_file(grade([identity.Submission(EX03 / "solution.ipynb", "sol.ipynb")], tmp_path / "o", ex)).values()
+    tests = {t["name"]: t for t in res["tests"]}
+    assert tests["receipt"]["score"] == 2 and "a CPU run" in tests["receipt"]["output"], tests["receipt"]
+    assert res["score"] == ex.max_score

@@ -39,6 +39,8 @@ def describe(check: Check) -> str:
         return "one of " + ", ".join(repr(c) for c in check.choices)
     if check.kind == "manual":
         return "a written answer (a string), scored by hand"
+    if check.kind == "receipt":
+        return "the receipt made by hwlib.grading.receipt.make (a JSON string)"
     return "a string"
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import batch, compare, identity, results, runner, sandbox, spec, text
+from . import batch, compare, identity, receipt, results, runner, sandbox, spec, text
 
 MAX_NOTEBOOK_BYTES = identity.MAX_NOTEBOOK_BYTES
 EXIT_GRADER = 3
@@ -113,6 +113,31 @@ def flags(nb, exercise) -> list[str]:
     return out
 
 
+def published_code_sha(c, exercise) -> str | None:
+    """The hash of the published benchmark code for a receipt check: `code_sha256` from its config,
+    else computed from the exercise's solution notebook; None when neither exists (then only the
+    submitted notebook's own code is compared with the receipt)."""
+    if c.receipt.get("code_sha256"):
+        return str(c.receipt["code_sha256"])
+    sol = Path(exercise.folder or ".") / "solution.ipynb"
+    if not sol.is_file():
+        return None
+    nb, _ = normalize(json.loads(sol.read_text(encoding="utf-8")))
+    code = "\n".join(c2.source for c2 in nb.cells if c2.cell_type == "code")
+    try:
+        return receipt.code_hash(receipt.functions_source(_python_only(code), c.receipt["functions"]))
+    except ValueError as exc:
+        raise ValueError(f"check {c.name}: the published benchmark: {exc}") from None
+
+
+def _python_only(code: str) -> str:
+    """Notebook code without IPython's own syntax (%magics, !shell lines), so that it parses."""
+    return "\n".join(
+        line[: len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith(("%", "!")) else line
+        for line in code.splitlines()
+    )
+
+
 def expected_values(exercise, params: dict | None = None) -> dict:
     """{check name: expected value} for the variant `params` (default: every parameter's first
     value); ValueError naming every broken check (an authoring error the instructor must fix before
@@ -125,7 +150,9 @@ def expected_values(exercise, params: dict | None = None) -> dict:
             out[c.name] = None
             continue
         try:
-            out[c.name] = spec.expected_value(c, params=params)
+            out[c.name] = (
+                published_code_sha(c, exercise) if c.kind == "receipt" else spec.expected_value(c, params=params)
+            )
         except ValueError as exc:
             broken.append(str(exc))
     if broken:
@@ -171,7 +198,13 @@ def _cell_note(i: int, v: dict) -> str:
     return f"cell {i + 1}: {text}"
 
 
-def _judge(c, entry, want):
+def _judge(c, entry, want, code=""):
+    if c.kind == "receipt":
+        entry = entry or {}
+        if entry.get("status") != "ok":
+            return compare.judge(c, entry, None)
+        passed, msg = receipt.verify(entry.get("value"), c.receipt, code, want)
+        return compare.Verdict(c.name, c.points if passed else 0.0, c.points, passed, True, f"`{c.answer}`: {msg}")
     if c.inputs:
         want, why = want
         if why:
@@ -207,12 +240,14 @@ def grade_one(
     if variant:  # this learner's numbers, from the exercise's own formulas
         expected = expected_values(exercise, variant)
         dropped.insert(0, "your variant (learner " + str(meta.get("learner") or sub.identity) + "): " + repr(variant))
+    code = _python_only("\n".join(c.source for c in nb.cells if c.cell_type == "code"))
     run = runner.Runner(nb, exercise.checks, cfg, secrets_paths).run()
     verdicts = [
         _judge(
             c,
             run.answers.get(runner.answer_key(c)),
             compare.recomputed(c, run.answers, variant) if c.inputs else expected[c.name],
+            code,
         )
         for c in exercise.checks
     ]

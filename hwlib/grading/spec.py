@@ -21,7 +21,7 @@ from . import quantity
 
 EXERCISES_DIR = Path(__file__).resolve().parents[2] / "exercises"
 PUBLIC_DIR = Path(__file__).resolve().parent / "public"  # copies shipped inside hwlib (for Colab)
-OTHER_KINDS = ("bool", "choice", "string", "manual")  # manual: a written answer, scored by hand
+OTHER_KINDS = ("bool", "choice", "string", "manual", "receipt")  # manual: scored by hand; receipt: grading.receipt
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = {
@@ -40,6 +40,7 @@ _KEYS = {
     "choices",
     "visibility",
     "inputs",
+    "receipt",
 }
 _HWLIB_MODULES = ("specs", "memory", "flops", "roofline", "formats", "parallel", "units", "models")
 
@@ -64,6 +65,7 @@ class Check:
     visibility: str = "visible"
     hidden: bool = False
     inputs: tuple = ()  # learner variables the expr reads as inputs[...] (their own measurements)
+    receipt: dict | None = None  # kind receipt: functions, batches, layers, min_samples, max_spread, code_sha256
 
     @property
     def is_call(self) -> bool:
@@ -109,9 +111,17 @@ def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
     answer = d.get("answer", name)
     if not isinstance(answer, str) or not _NAME.match(answer):
         raise ValueError(f"{where}: answer must be a variable name; got {answer!r}")
-    if kind == "manual":
+    if kind in ("manual", "receipt"):
         if "expected" in d or "expr" in d or "args" in d or "kwargs" in d or "inputs" in d:
-            raise ValueError(f"{where}: a manual check is scored by hand: give no expected, expr, args or inputs")
+            raise ValueError(f"{where}: a {kind} check takes no expected, expr, args or inputs")
+        cfg = d.get("receipt")
+        if kind == "receipt" and (
+            not isinstance(cfg, dict)
+            or not isinstance(cfg.get("functions"), list)
+            or not cfg["functions"]
+            or not isinstance(cfg.get("batches"), list)
+        ):
+            raise ValueError(f"{where}: a receipt check needs 'receipt: {{functions: [...], batches: [...]}}'")
     elif ("expected" in d) == ("expr" in d):
         raise ValueError(f"{where}: give exactly one of 'expected' and 'expr'")
     if "expr" in d and not isinstance(d["expr"], str):
@@ -160,6 +170,7 @@ def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
         visibility=visibility,
         hidden=hidden,
         inputs=_inputs(d, where),
+        receipt=dict(d["receipt"]) if isinstance(d.get("receipt"), dict) else None,
     )
     if "expected" in d:
         expected_value(check)  # a literal that cannot be read is an authoring error: fail at load
@@ -420,7 +431,7 @@ def expected_value(check: Check, inputs: dict | None = None, params: dict | None
             raw = eval(compile(check.expr, f"<check {check.name}>", "eval"), scope)
         except Exception as exc:
             raise ValueError(f"check {check.name}: expr {check.expr!r} failed: {type(exc).__name__}: {exc}") from exc
-    if check.kind == "manual":
+    if check.kind in ("manual", "receipt"):
         return None
     if check.kind in quantity.KINDS:
         return _number(raw, check)

@@ -684,3 +684,49 @@ def test_the_ex03_solution_run_here_passes_its_own_cpu_receipt(tmp_path):
     tests = {t["name"]: t for t in res["tests"]}
     assert tests["receipt"]["score"] == 2 and "a CPU run" in tests["receipt"]["output"], tests["receipt"]
     assert res["score"] == ex.max_score
+
+
+# 7. packaging truth --------------------------------------------------------------------------
+
+
+def test_the_autograder_zip_says_and_builds_for_the_python_of_its_pins(tmp_path):
+    import zipfile
+
+    from hwlib.grading import gradescope
+
+    wheel = tmp_path / "hwlib-0-py3-none-any.whl"
+    wheel.write_bytes(b"PK")
+    z = zipfile.ZipFile(gradescope.package("ex01", None, tmp_path / "a.zip", wheel))
+    py = f"{sys.version_info.major}.{sys.version_info.minor}"
+    setup, reqs = z.read("setup.sh").decode(), z.read("requirements.txt").decode()
+    assert f"PY=python{py}" in setup and f"CPython {py}." in reqs and "Ubuntu 22.04" in setup
+    pins = dict(line.split("==") for line in reqs.splitlines() if "==" in line)
+    for name in ("ipykernel", "nbclient", "nbformat", "jupyter_client", "pyzmq", "tornado", "numpy", "PyYAML"):
+        assert name in pins, name  # what grading needs, and what it needs in turn, pinned
+    assert "hwlib" not in pins
+
+
+def test_grade_package_from_a_plain_install_packs_its_own_wheel(tmp_path):
+    """hwlib installed from a wheel (no checkout): grade-package packs the installed files."""
+    from hwlib.grading import gradescope
+
+    built = gradescope.build_wheel(tmp_path / "w1")  # from this source tree
+    site = tmp_path / "site"
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target"]
+    subprocess.run(pip + [str(site), str(built)], check=True)
+    code = (
+        "import sys; from pathlib import Path; from hwlib.grading import gradescope; "
+        "print(gradescope.build_wheel(Path(sys.argv[1])))"
+    )
+    (tmp_path / "w2").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "w2")], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    packed = Path(proc.stdout.strip())
+    assert packed.parent == tmp_path / "w2" and packed.name.endswith("-py3-none-any.whl")
+    again = tmp_path / "site2"
+    subprocess.run(pip + [str(again), str(packed)], check=True)  # pip accepts it (RECORD, WHEEL)
+    assert (again / "hwlib" / "grading" / "receipt.py").is_file()
+    assert (again / "hwlib" / "grading" / "public" / "ex01_memory_budget.yaml").is_file()

@@ -100,12 +100,22 @@ def run_gradescope(args, exercise) -> int:
 
 # ---------------------------------------------------------------------------------- packaging
 
+BASE_IMAGE = "Ubuntu 22.04"  # Gradescope's default autograder base image; its archive has python3.11
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once while it builds the autograder image (written by hwlib grade-package).
+# The pins in requirements.txt were taken from CPython {py} (the grader that packaged this), so the
+# venv is made with python{py}: on Gradescope's {base} base image (python3 there is 3.10) it comes
+# from Ubuntu's archive. Choose that base image in the assignment's settings.
 set -euo pipefail
+PY=python{py}
 apt-get update
-apt-get install -y --no-install-recommends bubblewrap python3 python3-venv python3-pip
-python3 -m venv /opt/hwlib-venv
+apt-get install -y --no-install-recommends bubblewrap "$PY" "$PY-venv" || {{
+  echo "hwlib: $PY is not in this image's archive: choose the {base} base image, or package again" \
+       "with hwlib grade-package from a grader running the image's Python" >&2
+  exit 1
+}}
+"$PY" -m venv /opt/hwlib-venv
+/opt/hwlib-venv/bin/python -c 'import sys; assert sys.version_info[:2] == ({major}, {minor}), sys.version'
 /opt/hwlib-venv/bin/pip install --no-cache-dir -r /autograder/source/requirements.txt
 /opt/hwlib-venv/bin/pip install --no-cache-dir --no-deps /autograder/source/{wheel}
 """
@@ -119,21 +129,92 @@ exec "$HWLIB" grade {exercise} --gradescope --autograder-root "$ROOT"{checks}{ex
 """
 
 
-def pinned_requirements() -> str:
-    lines = []
-    for name in RUNTIME:
+def _closure(names) -> list[str]:
+    """`names` and every distribution they require (markers evaluated here, extras not followed),
+    as installed in this environment."""
+    try:
+        from packaging.requirements import Requirement
+    except ImportError:  # pragma: no cover - packaging comes with pip and ipykernel
+        return list(names)
+    seen, todo = {}, list(names)
+    while todo:
+        name = todo.pop()
+        key = name.lower().replace("_", "-")
+        if key in seen:
+            continue
         try:
-            lines.append(f"{name}=={md.version(name)}")
+            dist = md.distribution(name)
         except md.PackageNotFoundError:
             continue
+        seen[key] = dist.metadata["Name"]
+        for line in dist.requires or []:
+            try:
+                req = Requirement(line)
+            except Exception:
+                continue
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+    return sorted(seen.values(), key=str.lower)
+
+
+def pinned_requirements() -> str:
+    """requirements.txt for the autograder: what grading needs (hwlib's runtime, the kernel, the
+    notebook client: RUNTIME) and everything they require, pinned to this grader's versions, for
+    this grader's Python (said in the header)."""
+    v = sys.version_info
+    lines = [
+        f"# pinned from the grader that packaged this: CPython {v.major}.{v.minor}.{v.micro} on {sys.platform}",
+        f"# (setup.sh makes the venv with python{v.major}.{v.minor}; Gradescope base image: {BASE_IMAGE})",
+    ]
+    for name in _closure(RUNTIME):
+        if name.lower() in ("hwlib", "pip", "setuptools"):
+            continue
+        lines.append(f"{name}=={md.version(name)}")
     return "\n".join(lines) + "\n"
 
 
+def wheel_from_installed(dest: Path) -> Path:
+    """A wheel of the hwlib installed here (pip install hwlib, no checkout): its installed files and
+    dist-info, zipped as a py3-none-any wheel with a new RECORD (PEP 427)."""
+    import base64
+    import hashlib
+
+    dist = md.distribution("hwlib")
+    name, version = dist.metadata["Name"], dist.version
+    base = Path(dist.locate_file(""))
+    info = f"{name}-{version}.dist-info"
+    files = [
+        f
+        for f in dist.files or []
+        if (str(f).startswith("hwlib/") or str(f).startswith(info + "/"))
+        and "__pycache__" not in str(f)
+        and not str(f).endswith((".pyc", "RECORD", "INSTALLER", "direct_url.json", "REQUESTED"))
+    ]
+    if not any(str(f).startswith("hwlib/grading/") for f in files):
+        raise ValueError("the installed hwlib has no files to pack (an editable install?); pass --wheel FILE")
+    out = dest / f"{name}-{version}-py3-none-any.whl"
+    record = []
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in files:
+            data = (base / f).read_bytes()
+            z.writestr(str(f), data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append(f"{f},sha256={digest},{len(data)}")
+        if not any(str(f) == f"{info}/WHEEL" for f in files):
+            wheel = "Wheel-Version: 1.0\nGenerator: hwlib grade-package\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+            z.writestr(f"{info}/WHEEL", wheel)
+            record.append(f"{info}/WHEEL,,")
+        record.append(f"{info}/RECORD,,")
+        z.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
+    return out
+
+
 def build_wheel(dest: Path) -> Path:
-    """A wheel of this hwlib, built from its source tree (pip wheel --no-deps)."""
+    """A wheel of this hwlib: built from its source tree (pip wheel --no-deps) when it runs from
+    one, else packed from the installed files (`wheel_from_installed`)."""
     tree = Path(spec.__file__).resolve().parents[2]
     if not (tree / "pyproject.toml").is_file():
-        raise ValueError("hwlib is not installed from a source tree here; pass --wheel FILE")
+        return wheel_from_installed(dest)
     project = dest / "src"  # build from a copy: nothing is written into the source tree
     shutil.copytree(tree / "hwlib", project / "hwlib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in ("pyproject.toml", "README.md", "LICENSE", "LICENSES"):
@@ -180,7 +261,11 @@ def package(exercise_name, checks_dir, out: Path, wheel: Path | None = None, all
                 info.compress_type = zipfile.ZIP_DEFLATED
                 z.writestr(info, text)
 
-            add("setup.sh", SETUP_SH.format(wheel=wheel.name), 0o755)
+            v = sys.version_info
+            setup = SETUP_SH.format(
+                wheel=wheel.name, py=f"{v.major}.{v.minor}", major=v.major, minor=v.minor, base=BASE_IMAGE
+            )
+            add("setup.sh", setup, 0o755)
             add(
                 "run_autograder",
                 RUN_AUTOGRADER.format(

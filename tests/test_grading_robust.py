@@ -730,3 +730,33 @@ def test_grade_package_from_a_plain_install_packs_its_own_wheel(tmp_path):
     subprocess.run(pip + [str(again), str(packed)], check=True)  # pip accepts it (RECORD, WHEEL)
     assert (again / "hwlib" / "grading" / "receipt.py").is_file()
     assert (again / "hwlib" / "grading" / "public" / "ex01_memory_budget.yaml").is_file()
+
+
+def test_gradescope_gives_the_learner_id_for_variants(tmp_path):
+    from hwlib.grading import gradescope
+
+    (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "a@x.org", "sid": "s042"}]}))
+    assert gradescope.learner_of(tmp_path) == "s042"
+    (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "a@x.org"}]}))
+    assert gradescope.learner_of(tmp_path) == "a@x.org"
+    (tmp_path / "submission_metadata.json").write_text("[")
+    assert gradescope.learner_of(tmp_path) is None
+
+
+def test_the_kernel_log_tail_is_for_the_instructor_only(tmp_path, monkeypatch):
+    from hwlib.grading import runner, sandbox
+
+    def failing(limits, bwrap, workdir, env, secrets=()):
+        return ["/bin/sh", "-c", "echo 'leaked kv_cache_canary args 24 8 128 8192' >&2; exit 1"]
+
+    monkeypatch.setattr(sandbox, "kernel_argv", failing)
+    ex = ex01(HIDDEN)
+    cfg = grader.configure(ex, use_bwrap=False)
+    cfg = runner.RunConfig(**{**cfg.__dict__, "startup_timeout": 5})
+    ((_, _, res),) = grader.grade_batch(
+        ex, [identity.Submission(CORRECT, "c.ipynb")], tmp_path, cfg, progress=lambda *_: None
+    )
+    assert res["extra_data"]["status"] == "grader_error"
+    learner_sees = res["output"] + json.dumps(res["tests"])
+    assert "kv_cache_canary args" not in learner_sees and "8192" not in learner_sees
+    assert "8192" in res["extra_data"]["kernel_log_tail"]

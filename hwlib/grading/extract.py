@@ -241,7 +241,7 @@ def _put_back(done):
             else:
                 for k in [k for k in src if k not in saved and S["fn"](src[k]) and k not in S["skip"]]:
                     del src[k]
-                    done.append(type(obj).__name__ + "." + str(k) + " (added)")
+                    done.append("instance attribute " + str(k))
 
 def _restore():
     done = []

@@ -58,6 +58,20 @@ def pick(submission_dir: Path, exercise_id: str) -> tuple[Path | None, str]:
     return None, (f"upload exactly one notebook (or name it {exercise_id}.ipynb); found: {found}")
 
 
+def learner_of(root: Path) -> str | None:
+    """The learner id Gradescope gives the submission (submission_metadata.json: the first user's
+    sid, else email, else id), for variants and grades.csv; None when it is not there."""
+    try:
+        meta = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
+        user = (meta.get("users") or [{}])[0]
+    except (OSError, ValueError, AttributeError, IndexError, TypeError):
+        return None
+    for key in ("sid", "email", "id"):
+        if isinstance(user, dict) and user.get(key) not in (None, ""):
+            return str(user[key])
+    return None
+
+
 def _write_results(root: Path, res: dict) -> Path:
     out = root / "results"
     out.mkdir(parents=True, exist_ok=True)
@@ -89,8 +103,16 @@ def run_gradescope(args, exercise) -> int:
             _write_results(root, res)
             print(f"hwlib: grader error: {exc}", file=sys.stderr)
             return grader.EXIT_GRADER
+        learner = learner_of(root)
         rows = grader.grade_batch(
-            exercise, [sub], Path(tmp), cfg, 1, [p for p in (args.checks,) if p], progress=lambda *_: None
+            exercise,
+            [sub],
+            Path(tmp),
+            cfg,
+            1,
+            [p for p in (args.checks,) if p],
+            progress=lambda *_: None,
+            roster={sub.identity: learner} if learner else None,
         )
     ((_, _, res),) = rows
     path = _write_results(root, res)

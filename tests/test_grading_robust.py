@@ -576,6 +576,8 @@ def test_variants_written_answers_and_gradebooks(tmp_path, capsys):
     manual = list(csv.DictReader(open(out / "manual.csv", encoding="utf-8")))
     assert [(r["learner"], r["check"], r["points"]) for r in manual] == [(a, "why", "2"), (b, "why", "2")]
     assert manual[0]["answer"].startswith("Each parameter") and manual[0]["score"] == ""
+    pdfs = sorted((out / "manual_pdfs").glob("*.pdf"))  # Gradescope: one page per written answer
+    assert len(pdfs) == 2 and all(p.read_bytes().startswith(b"%PDF") for p in pdfs)
     manual[0]["score"], manual[0]["comment"] = "2", "clear"
     manual[1]["score"] = "3"
     with open(out / "manual.csv", "w", newline="", encoding="utf-8") as fh:

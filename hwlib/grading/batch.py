@@ -299,11 +299,10 @@ def grade_batch(
                 say(f"hwlib: grader error: {out / classreport.GRADES} could not be written: {exc}")
                 for res in done.values():
                     res["extra_data"]["status"] = "grader_error"
-            for extra_table in (classreport.write_manual, classreport.write_canvas, classreport.write_pass_rates):
+            with_results = (classreport.write_manual, classreport.write_manual_pdfs)
+            for extra_table in with_results + (classreport.write_canvas, classreport.write_pass_rates):
                 try:
-                    extra_table(
-                        *((out, exercise, done) if extra_table is classreport.write_manual else (out, exercise))
-                    )
+                    extra_table(*((out, exercise, done) if extra_table in with_results else (out, exercise)))
                 except Exception as exc:  # a table beside grades.csv never costs a grade
                     say(f"hwlib: warning: {extra_table.__name__}: {type(exc).__name__}: {exc}")
     return rows

@@ -372,3 +372,41 @@ def write_canvas(out: Path, exercise) -> Path:
                 w.writerow({"Student": r["learner"], "SIS User ID": r["learner"], column: r["score"]})
     tmp.replace(path)
     return path
+
+
+def write_manual_pdfs(out: Path, exercise, results: dict[str, dict]) -> list[Path]:
+    """OUT/manual_pdfs/<submission>.pdf: one page per written answer, in the order of the checks,
+    for a Gradescope assignment with a fixed template (one manually graded question per page): bulk
+    upload the PDFs, match each to its learner (the learner id is on every page), grade by question,
+    then type the scores into manual.csv (or grade in Gradescope and export). Drawn with matplotlib."""
+    import textwrap
+
+    manual = [c for c in exercise.checks if c.kind == "manual"]
+    if not manual or not results:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    folder = out / "manual_pdfs"
+    folder.mkdir(exist_ok=True)
+    written = []
+    for name, res in results.items():
+        extra = res.get("extra_data", {})
+        path = folder / f"{name}.pdf"
+        with PdfPages(path) as pdf:
+            for i, c in enumerate(manual, start=1):
+                fig = plt.figure(figsize=(8.27, 11.69))  # A4
+                answer = clean_str((extra.get("written") or {}).get(c.name) or "(not answered)")
+                body = "\n".join(textwrap.fill(p, 90) for p in answer.splitlines() or [""])
+                head = f"{exercise.id} - question {i}: {c.name} ({_fmt(c.points)} points)"
+                fig.text(0.08, 0.95, head, fontsize=12, weight="bold", va="top")
+                who = f"learner: {clean_str(str(extra.get('learner', '')))}   file: {clean_str(str(extra.get('file', '')))}"
+                fig.text(0.08, 0.92, who, fontsize=9, va="top")
+                fig.text(0.08, 0.88, body[:6000], fontsize=9, va="top", family="monospace")
+                pdf.savefig(fig)
+                plt.close(fig)
+        written.append(path)
+    return written

@@ -94,7 +94,7 @@ def row(folder: str, res: dict, names) -> dict:
         "max_score": _fmt(extra.get("max_score", "")),
         **{n: _fmt(by_name.get(n, 0.0)) for n in names},
         "execution_time_s": res.get("execution_time", ""),
-        "reason": (res.get("output") or "").split("\n")[0],
+        "reason": (extra["reason"] if "reason" in extra else (res.get("output") or "")).split("\n")[0],
         "flags": "; ".join(extra.get("flags") or []),
     }
     return {k: safe_cell(v) for k, v in out.items()}

@@ -77,6 +77,7 @@ def build(
             "status": status,
             "sandbox": "bwrap" if sandboxed else "none",
             "max_score": exercise.max_score,
+            "reason": reason,
             **(meta or {}),
         },
     }
@@ -117,7 +118,7 @@ def feedback_text(results: dict, title: str = "") -> str:
     if results.get("output"):
         lines.append(results["output"])
     for t in shown:
-        mark = "✓" if t["status"] == "passed" else "✗"
+        mark = "✓" if t["status"] == "passed" else "…" if t["output"].endswith("for hand grading") else "✗"
         lines.append(f"{mark} {t['name']} ({_fmt(t['score'])}/{_fmt(t['max_score'])}): {t['output']}")
     return "\n".join(lines) + "\n"
 

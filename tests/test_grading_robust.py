@@ -762,3 +762,31 @@ def test_the_kernel_log_tail_is_for_the_instructor_only(tmp_path, monkeypatch):
     learner_sees = res["output"] + json.dumps(res["tests"])
     assert "kv_cache_canary args" not in learner_sees and "8192" not in learner_sees
     assert "8192" in res["extra_data"]["kernel_log_tail"]
+
+
+def test_an_interrupt_while_a_worker_starts_leaves_no_worker_behind(tmp_path, monkeypatch):
+    """The signal can land between a worker's fork and its registration: it is still killed, and
+    the grader does not wait for it at exit (it once hung on a notebook that sleeps forever)."""
+    import multiprocessing.context
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(CORRECT, subs / "a0.ipynb")
+    forever = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time\ntime.sleep(10**6)")])
+    nbformat.write(forever, subs / "a1.ipynb")
+    real, calls = multiprocessing.context.ForkProcess.start, []
+
+    def start(self):
+        real(self)
+        calls.append(self)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", start)
+    ex = ex01()
+    with pytest.raises(KeyboardInterrupt):
+        grader.grade_batch(ex, identity.expand([subs]), tmp_path / "out", cfg_for(ex), progress=lambda *_: None)
+    calls[1].join(30)
+    assert calls[1].exitcode is not None and calls[1].daemon  # killed, and never joined at exit
+    rows = list(csv.DictReader(open(tmp_path / "out" / "grades.csv", encoding="utf-8")))
+    assert [r["file"] for r in rows] == ["a0.ipynb"]

@@ -237,6 +237,7 @@ def grade_batch(
                 slot = free.pop(0)
                 reader, writer = ctx.Pipe(duplex=False)
                 proc = ctx.Process(
+                    daemon=True,  # never joined at exit: an interrupt during start() must not hang the grader
                     target=_worker,
                     args=(grade_one, exercise, expected, sub, cfg, tuple(secrets_paths), meta, writer, slots[slot]),
                 )
@@ -284,11 +285,17 @@ def grade_batch(
                 else:
                     finish(sub, got["results"], got.get("executed"))
     except BaseException:
-        for proc, *_ in running.values():
+        # every worker, also one whose start() the interrupt cut short before it was registered
+        procs = {p.pid: p for p, *_ in running.values()}
+        procs.update({p.pid: p for p in multiprocessing.active_children()})
+        for proc in procs.values():
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
-                pass
+                try:
+                    proc.kill()
+                except Exception:
+                    pass
         raise
     finally:
         shutil.rmtree(batch_tmp, ignore_errors=True)

@@ -29,7 +29,18 @@ import nbformat
 from . import classreport, identity, results, runner, text
 
 META_KEYS = ("run_id", "file", "learner", "file_sha256", "checks_sha256", "settings_sha256", "graded_at")
-GRADER_SIDE = ("grader_error",)  # statuses that mean the grader, not the learner, failed
+GRADER_SIDE = ("grader_error",)
+_STOP = {"active": False, "signal": None}  # a stop asked for by a signal while a batch runs
+
+
+def request_stop(signum) -> bool:
+    """Called by a signal handler: while a batch runs, note the signal (the batch stops at its next
+    turn, every 0.5 s at most, and raises KeyboardInterrupt where nothing can swallow it) and return
+    True; else False (the caller then raises itself)."""
+    if _STOP["active"]:
+        _STOP["signal"] = signum
+        return True
+    return False  # statuses that mean the grader, not the learner, failed
 
 
 def _subreaper() -> bool:
@@ -213,8 +224,11 @@ def grade_batch(
         res = results.not_graded(exercise, reason, submission=sub.identity, status="grader_error", meta=meta)
         finish(sub, res)
 
+    _STOP.update(active=True, signal=None)
     try:
         while todo or running:
+            if _STOP["signal"] is not None:
+                raise KeyboardInterrupt(_STOP["signal"])
             while todo and free:
                 sub = todo.pop(0)
                 meta = meta_for(sub)
@@ -298,6 +312,7 @@ def grade_batch(
                     pass
         raise
     finally:
+        _STOP.update(active=False, signal=None)
         shutil.rmtree(batch_tmp, ignore_errors=True)
         if done:
             try:

@@ -83,11 +83,14 @@ class Interrupted(KeyboardInterrupt):
     """SIGINT, SIGTERM or SIGHUP (a closed terminal, a dropped ssh session) while grading."""
 
 
-_SIGNALS = ("SIGTERM", "SIGHUP")
+_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
 def _interrupt(signum, frame):
-    raise Interrupted(signum)
+    from . import batch
+
+    if not batch.request_stop(signum):  # while grading, the batch stops itself at its next turn
+        raise Interrupted(signum)
 
 
 def _say(text: str) -> None:

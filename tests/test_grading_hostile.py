@@ -8,7 +8,6 @@ import csv
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -80,8 +79,8 @@ def test_folder_names_are_unique_stable_and_outside_the_graders_namespace(tmp_pa
     assert len(set(folders)) == len(names)
     assert folders[0] != "x" and folders[1].startswith("x-2-") and identity.folder_name("x.ipynb") == folders[0]
     assert all(f not in ("grades.csv", "pass_rates.csv", "submissions") for f in folders)
-    with pytest.raises(ValueError, match="two submissions are named 'x.ipynb'"):
-        identity.expand([HOST / "identity", HOST / "identity_other"])
+    both = {s.identity for s in identity.expand([HOST / "identity", HOST / "identity_other"])}
+    assert {"identity/x.ipynb", "identity_other/x.ipynb"} <= both  # issue 22: both graded, keyed by path
 
 
 def test_regrading_one_file_touches_only_its_own_folder(tmp_path):
@@ -96,7 +95,6 @@ def test_regrading_one_file_touches_only_its_own_folder(tmp_path):
     assert res_of(out, "x.ipynb")["score"] == 2 and res_of(out, "x-2.ipynb")["score"] == 1
     rows = {r["file"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8"))}
     assert len(rows) == 6 and rows["x.ipynb"]["score"] == "2" and rows["日本語.ipynb"]["learner"] == "日本語"
-    assert cli.main(["grade", "ex01", str(HOST / "identity"), str(HOST / "identity_other")]) == 2
 
 
 # 2. only this run's result counts ---------------------------------------------------------------
@@ -343,42 +341,19 @@ def test_resume_keeps_finished_results_and_grades_changed_files(tmp_path, capsys
     assert text.count("(resumed)") == 1
 
 
-def test_an_interrupted_batch_leaves_a_csv_of_what_finished(tmp_path):
-    subs = tmp_path / "subs"
-    subs.mkdir()
-    shutil.copy(CORRECT, subs / "a0.ipynb")
-    loop = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time\ntime.sleep(60)")])
-    for i in range(1, 4):
-        nbformat.write(loop, subs / f"a{i}.ipynb")
-    out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hwlib", "grade", "ex01", str(subs), "--out", str(out), "--timeout-cell", "50"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 120
-    while (
-        time.monotonic() < deadline
-        and not (out / "submissions" / identity.folder_name("a1.ipynb")).exists()
-        and not list((out / "submissions").glob("a0-*/results.json"))
-    ):
-        time.sleep(0.3)
-    time.sleep(1.5)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "--resume" in err
-    rows = list(csv.DictReader(open(out / "grades.csv")))
-    assert [r["file"] for r in rows] == ["a0.ipynb"] and rows[0]["score"] == "9"
+# (the interrupted batch, for SIGINT, SIGTERM and SIGHUP: tests/test_grading_robust.py)
 
 
 # 9. installs that can grade ---------------------------------------------------------------------
 
 
 def test_ipykernel_is_a_dependency():
-    text = (ROOT / "pyproject.toml").read_text()
-    deps = text.split("dependencies = [", 1)[1].split("]", 1)[0]
-    assert '"ipykernel' in deps
+    """A core dependency, or in the `grading` extra (pip install hwlib[grading])."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    deps = project.get("dependencies", []) + project.get("optional-dependencies", {}).get("grading", [])
+    assert any(d.startswith("ipykernel") for d in deps), deps
 
 
 def test_no_kernel_or_no_hwlib_in_the_sandbox_refuses_in_one_line(tmp_path, monkeypatch, capsys):

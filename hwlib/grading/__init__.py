@@ -12,6 +12,6 @@
 The format is documented in exercises/FORMAT.md.
 """
 
-from .selfcheck import check
+from .selfcheck import check, variant
 
-__all__ = ["check"]
+__all__ = ["check", "variant"]

@@ -17,7 +17,6 @@ import os
 import secrets
 import shutil
 import signal
-import tempfile
 import time
 import traceback
 from dataclasses import replace
@@ -27,9 +26,21 @@ from pathlib import Path
 
 import nbformat
 
-from . import classreport, identity, results, runner
+from . import classreport, identity, results, runner, text
 
-GRADER_SIDE = ("grader_error",)  # statuses that mean the grader, not the learner, failed
+META_KEYS = ("run_id", "file", "learner", "file_sha256", "checks_sha256", "settings_sha256", "graded_at")
+GRADER_SIDE = ("grader_error",)
+_STOP = {"active": False, "signal": None}  # a stop asked for by a signal while a batch runs
+
+
+def request_stop(signum) -> bool:
+    """Called by a signal handler: while a batch runs, note the signal (the batch stops at its next
+    turn, every 0.5 s at most, and raises KeyboardInterrupt where nothing can swallow it) and return
+    True; else False (the caller then raises itself)."""
+    if _STOP["active"]:
+        _STOP["signal"] = signum
+        return True
+    return False  # statuses that mean the grader, not the learner, failed
 
 
 def _subreaper() -> bool:
@@ -75,6 +86,9 @@ def reap_descendants(rounds: int = 20) -> int:
 
 def _worker(grade_one, exercise, expected, sub, cfg, secrets_paths, meta, conn, cpus):
     os.setpgrp()
+    for name in ("SIGTERM", "SIGHUP", "SIGINT"):  # the grader decides when a worker stops
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
     reaper = _subreaper()
     if cpus and hasattr(os, "sched_setaffinity"):
         try:
@@ -111,7 +125,7 @@ def _write(folder: Path, res: dict, executed: str | None, title: str) -> None:
         stale.unlink()
     if executed is not None:
         tmp = folder / ".executed.ipynb.tmp"
-        tmp.write_text(executed, encoding="utf-8")
+        tmp.write_text(text.clean_str(executed), encoding="utf-8")
         tmp.replace(stale)
     results.write(folder, res, title)
 
@@ -142,6 +156,8 @@ def grade_batch(
     grade_one,
     expected_values,
     checks_digest,
+    settings_digest=lambda cfg: "",
+    extra_rows: dict | None = None,
 ) -> list[tuple[str, str, dict]]:
     """Grade `files` (identity.Submission, or paths) with up to `jobs` workers; write
     OUT/submissions/<folder>/ and merge OUT/grades.csv (also when interrupted: the finished part).
@@ -157,13 +173,20 @@ def grade_batch(
         hard_limit = cfg.timeout_total + cfg.extract_timeout * (len(exercise.checks) + 2) + 30 * (cfg.max_restarts + 3)
     run_id = secrets.token_hex(8)
     digest = checks_digest(exercise)
+    settings = settings_digest(cfg)
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    batch_tmp = tempfile.mkdtemp(prefix="hwlib-grade-batch-")
+    batch_tmp = runner.runtime_dir("hwg-b-")  # short: the kernels' ipc sockets live under it
     cfg = replace(cfg, tmp_root=batch_tmp)
     ctx = multiprocessing.get_context("fork")
     slots = cpu_slots(jobs)
     free = list(range(max(1, jobs)))
     todo, running, rows, done = list(subs), {}, [], {}
+
+    def say(line):
+        try:
+            progress(text.clean_str(line))
+        except (OSError, ValueError):  # a closed terminal (SIGHUP) must not stop the grading
+            pass
 
     def meta_for(sub):
         data, _ = identity.read_submission(sub.path)
@@ -173,16 +196,26 @@ def grade_batch(
             "learner": classreport.learner_id(sub.identity, roster),
             "file_sha256": identity.sha256(data) if data is not None else "",
             "checks_sha256": digest,
+            "settings_sha256": settings,
             "graded_at": started_at,
         }
 
     def finish(sub, res, executed=None, reused=False):
         folder = subs_dir / sub.folder_name
         if not reused:
-            _write(folder, res, executed, exercise.title)
+            try:
+                _write(folder, res, executed, exercise.title)
+            except OSError as exc:  # the output disk is full or gone: the grader's fault, named
+                res = results.not_graded(
+                    exercise,
+                    f"grader error: the result could not be written ({exc.strerror or exc})",
+                    submission=sub.identity,
+                    status="grader_error",
+                    meta={k: v for k, v in res.get("extra_data", {}).items() if k in META_KEYS},
+                )
         rows.append((sub.folder_name, str(sub.path), res))
         done[sub.folder_name] = res
-        progress(
+        say(
             f"{sub.folder_name}: {res['score']:g}/{exercise.max_score:g}  "
             f"{res['extra_data']['status']}  {res['execution_time']:.1f} s" + ("  (resumed)" * reused)
         )
@@ -191,8 +224,11 @@ def grade_batch(
         res = results.not_graded(exercise, reason, submission=sub.identity, status="grader_error", meta=meta)
         finish(sub, res)
 
+    _STOP.update(active=True, signal=None)
     try:
         while todo or running:
+            if _STOP["signal"] is not None:
+                raise KeyboardInterrupt(_STOP["signal"])
             while todo and free:
                 sub = todo.pop(0)
                 meta = meta_for(sub)
@@ -204,6 +240,8 @@ def grade_batch(
                         and ex.get("file") == sub.identity
                         and ex.get("file_sha256") == meta["file_sha256"]
                         and ex.get("checks_sha256") == digest
+                        and ex.get("settings_sha256") == settings
+                        and ex.get("learner") == meta["learner"]
                         and ex.get("exercise") == exercise.id
                         and ex.get("status") not in GRADER_SIDE
                         and meta["file_sha256"]
@@ -213,6 +251,7 @@ def grade_batch(
                 slot = free.pop(0)
                 reader, writer = ctx.Pipe(duplex=False)
                 proc = ctx.Process(
+                    daemon=True,  # never joined at exit: an interrupt during start() must not hang the grader
                     target=_worker,
                     args=(grade_one, exercise, expected, sub, cfg, tuple(secrets_paths), meta, writer, slots[slot]),
                 )
@@ -260,18 +299,32 @@ def grade_batch(
                 else:
                     finish(sub, got["results"], got.get("executed"))
     except BaseException:
-        for proc, *_ in running.values():
+        # every worker, also one whose start() the interrupt cut short before it was registered
+        procs = {p.pid: p for p, *_ in running.values()}
+        procs.update({p.pid: p for p in multiprocessing.active_children()})
+        for proc in procs.values():
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
-                pass
+                try:
+                    proc.kill()
+                except Exception:
+                    pass
         raise
     finally:
+        _STOP.update(active=False, signal=None)
         shutil.rmtree(batch_tmp, ignore_errors=True)
         if done:
-            classreport.write_grades(out, exercise, done)
             try:
-                classreport.write_pass_rates(out, exercise)
-            except Exception:
-                pass
+                classreport.write_grades(out, exercise, done, extra_rows)
+            except OSError as exc:
+                say(f"hwlib: grader error: {out / classreport.GRADES} could not be written: {exc}")
+                for res in done.values():
+                    res["extra_data"]["status"] = "grader_error"
+            with_results = (classreport.write_manual, classreport.write_manual_pdfs)
+            for extra_table in with_results + (classreport.write_canvas, classreport.write_pass_rates):
+                try:
+                    extra_table(*((out, exercise, done) if extra_table in with_results else (out, exercise)))
+                except Exception as exc:  # a table beside grades.csv never costs a grade
+                    say(f"hwlib: warning: {extra_table.__name__}: {type(exc).__name__}: {exc}")
     return rows

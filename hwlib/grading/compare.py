@@ -37,6 +37,10 @@ def describe(check: Check) -> str:
         return "True or False"
     if check.kind == "choice":
         return "one of " + ", ".join(repr(c) for c in check.choices)
+    if check.kind == "manual":
+        return "a written answer (a string), scored by hand"
+    if check.kind == "receipt":
+        return "the receipt made by hwlib.grading.receipt.make (a JSON string)"
     return "a string"
 
 
@@ -157,6 +161,12 @@ def judge(check: Check, entry: dict | None, expected, public: bool = True) -> Ve
             False, False, "not answered: the notebook did not get far enough to read this answer (see the run's notes)."
         )
     raw = entry["value"]
+    if check.kind == "manual":
+        if isinstance(raw, str) and raw.strip():
+            return Verdict(
+                check.name, 0.0, check.points, False, True, f"{who}: written answer recorded for hand grading"
+            )
+        return verdict(False, False, "not answered: expected a written answer (a string)")
     if raw is None:
         return verdict(False, False, f"not answered (None); expected {describe(check)}.")
     if check.kind in quantity.KINDS:
@@ -170,7 +180,7 @@ def judge(check: Check, entry: dict | None, expected, public: bool = True) -> Ve
     return verdict(passed, True, msg)
 
 
-def recomputed(c, answers: dict):
+def recomputed(c, answers: dict, params: dict | None = None):
     """(expected, None) for a check with `inputs`, from the learner's own extracted values, or
     (None, message) when they are missing or cannot be used."""
     values = {}
@@ -180,6 +190,6 @@ def recomputed(c, answers: dict):
             return None, f"needs your recorded `{name}`, which the notebook did not provide"
         values[name] = e["value"]
     try:
-        return spec.expected_value(c, values), None
+        return spec.expected_value(c, values, params), None
     except Exception as exc:
         return None, (f"could not be recomputed from your recorded {', '.join(c.inputs)} ({type(exc).__name__})")

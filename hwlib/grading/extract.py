@@ -64,7 +64,10 @@ def _plain(v, depth=0):
         if len(s) > %(max_str)d:
             raise _Unsupported("str longer than %(max_str)d characters")
         return s
-    if type(v).__module__ == "numpy" and hasattr(v, "item") and hasattr(v, "ndim"):
+    numpyish = type(v).__module__ == "numpy" or any(
+        c.__module__ == "numpy" and c.__name__ == "generic" for c in type(v).__mro__
+    )  # numpy scalars and arrays, and scalars of numpy's extension types (ml_dtypes.bfloat16, float8, int4)
+    if numpyish and hasattr(v, "item") and hasattr(v, "ndim"):
         if v.ndim == 0:
             item = v.item()
             if type(item) is type(v):          # np.longdouble, np.clongdouble: .item() is itself
@@ -111,7 +114,7 @@ def _classes(obj):
 S = {"builtins_mod": builtins, "builtins": dict(builtins.__dict__),
      "modules": {k: m for k, m in sys.modules.items() if k != NAME},   # never "restore" an older stash
      "sys": sys, "threading": threading, "user_ns": NS, "ip": ip,
-     "os_open": os.open, "os_write": os.write, "os_close": os.close,
+     "os_open": os.open, "os_write": os.write, "os_close": os.close, "os_chmod": os.chmod,
      "flags": os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
      "hmac": _hashlib.hmac_digest, "compile": compile, "exec": exec,
      "hooks": (sys.displayhook, sys.excepthook, sys.breakpointhook), "classes": [], "lists": {},
@@ -125,7 +128,72 @@ if ip is not None:
             S["lists"][name] = list(getattr(ip, name))
     kernel = getattr(ip, "kernel", ip)
     S["inst"] = {id(ip): (ip, set(vars(ip))), id(kernel): (kernel, set(vars(kernel)))}
+# Everything an extraction cell's source passes through on its way to `exec` (zmq, the session, the
+# kernel's handlers, the shell, its compiler and transformers, ast, codeop ...): the callables of the
+# machinery's modules, the dicts of their classes, and the callables, machinery objects and handler
+# tables held by machinery instances reachable from the shell (instance dicts and traitlets values).
+_MACH = ("IPython", "ipykernel", "jupyter_client", "jupyter_core", "traitlets", "zmq", "tornado", "comm",
+         "asyncio", "codeop", "ast", "json", "inspect", "types", "functools", "io", "os", "posix", "hmac",
+         "hashlib", "_hashlib", "sys", "threading", "_thread", "codecs", "pickle", "copy", "re", "struct",
+         "selectors", "select", "socket", "signal", "time", "uuid", "contextlib", "weakref", "gc", "traceback",
+         "linecache", "tokenize", "dis", "warnings", "logging", "queue", "atexit", "builtins", "_io")
+def _mach(name):
+    return isinstance(name, str) and (name in _MACH or name.split(".", 1)[0] in _MACH)
+# Not restored: the namespaces (the learner's own), state the kernel changes per cell (IPython wraps
+# stream.write in each run_cell; ipykernel sets builtins.input per request), hooks handled apart.
+_SKIP = ("user_ns", "user_global_ns", "user_ns_hidden", "ns_table", "user_module", "_main_mod_cache", "db",
+         "write", "displayhook", "excepthook", "breakpointhook", "unraisablehook", "input", "raw_input",
+         "get_ipython", "display", "exit", "quit", "_", "__", "___")
+_SHELL = ("IPython", "ipykernel", "jupyter_client", "zmq", "traitlets", "comm")
+def _obj_mach(v):
+    # an instance of the shell's machinery (not a class or module): walked, and put back if swapped
+    m = getattr(type(v), "__module__", None)
+    return not isinstance(v, (type, type(sys))) and isinstance(m, str) and m.split(".", 1)[0] in _SHELL
+def _fn(v):
+    return callable(v) and not isinstance(v, type)
+def _changed(v, cur):
+    # a value the restore puts back: a callable replaced, or a machinery object of another type
+    return cur is not v and (_fn(v) or _fn(cur) or (_obj_mach(v) and type(cur) is not type(v)))
+S["mods"], S["cls"], S["objs"] = [], [], []
+S["changed"], S["skip"], S["fn"] = _changed, _SKIP, _fn
+_seen_cls = set()
+for _k, _m in list(sys.modules.items()):
+    if _m is None or not _mach(_k) or _k == NAME:
+        continue
+    try:
+        _d = vars(_m)
+    except TypeError:
+        continue
+    S["mods"].append((_m, {k: v for k, v in _d.items() if callable(v) and k not in _SKIP}))
+    for _v in list(_d.values()):
+        if isinstance(_v, type) and id(_v) not in _seen_cls and _mach(getattr(_v, "__module__", None)):
+            _seen_cls.add(id(_v))
+            S["cls"].append((_v, dict(_v.__dict__)))
+def _state(o):
+    out = {}
+    for src in (getattr(o, "__dict__", None), getattr(o, "_trait_values", None)):
+        if isinstance(src, dict):
+            out[id(src)] = (src, dict(src))
+    return out
+_todo, _done_ids = [(ip, 0)] if ip is not None else [], set()
+while _todo:
+    _o, _depth = _todo.pop()
+    if id(_o) in _done_ids or len(_done_ids) > 3000:
+        continue
+    _done_ids.add(id(_o))
+    st = _state(_o)
+    S["objs"].append((_o, st))
+    for src, saved in st.values():
+        for k, v in saved.items():
+            if k in _SKIP:
+                continue
+            if type(v) is dict and v and all(callable(x) for x in v.values()):
+                S["objs"].append((v, {id(v): (v, dict(v))}))
+            elif _obj_mach(v) and _depth < 3:
+                _todo.append((v, _depth + 1))
 sys.modules[NAME] = type(NAME, (), {"S": S})   # a strong reference, added after the snapshot
+if "" not in sys.path:
+    sys.path.insert(0, "")   # the kernel started without its folder on the path; the learner's cells get it
 """
 
 # Runs with the pristine builtins; returns the list of what had been changed (tamper evidence).
@@ -135,9 +203,50 @@ _LIBS = ("matplotlib", "IPython", "ipykernel", "ipywidgets")
 def _same(a, b):
     return type(a) is list and len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
+def _put_back(done):
+    # callables of the machinery's modules, its classes' dicts, and the machinery instances'
+    # callables, objects and handler tables, as they were when the setup cell ran
+    for m, saved in S["mods"]:
+        d = m.__dict__
+        for k, v in saved.items():
+            if d.get(k, d) is not v:
+                d[k] = v
+                done.append(str(m.__name__) + "." + k)
+    for cls, saved in S["cls"]:
+        now = cls.__dict__
+        for k, v in saved.items():
+            if now.get(k, now) is not v:
+                try:
+                    type.__setattr__(cls, k, v)
+                    done.append(cls.__name__ + "." + k)
+                except BaseException:
+                    pass
+        for k in [k for k in now if k not in saved and callable(now[k])]:
+            try:
+                type.__delattr__(cls, k)
+                done.append(cls.__name__ + "." + k + " (added)")
+            except BaseException:
+                pass
+    for obj, states in S["objs"]:
+        for src, saved in states.values():
+            for k, v in saved.items():
+                cur = src.get(k, src)
+                if k not in S["skip"] and S["changed"](v, cur):
+                    src[k] = v
+                    done.append(type(obj).__name__ + "." + str(k))
+            if type(obj) is dict:
+                for k in [k for k in src if k not in saved]:
+                    del src[k]
+                    done.append("handler " + str(k) + " (added)")
+            else:
+                for k in [k for k in src if k not in saved and S["fn"](src[k]) and k not in S["skip"]]:
+                    del src[k]
+                    done.append("instance attribute " + str(k))
+
 def _restore():
     done = []
     sys, th = S["sys"], S["threading"]
+    _put_back(done)
     try:
         if sys.gettrace() is not None or sys.getprofile() is not None:
             done.append("a trace or profile function")
@@ -205,6 +314,10 @@ def _record(answers, restored):
     text = repr({"nonce": A["nonce"], "answers": answers, "restored": restored[:40]})
     data = text.encode("utf-8")
     tag = S["hmac"](A["key"], data, "sha256").hex()
+    try:
+        S["os_chmod"](A["path"].rsplit("/", 1)[0], 0o700)   # the notebook may have made it read-only
+    except BaseException:
+        pass
     fd = S["os_open"](A["path"], S["flags"], 0o600)
     try:
         S["os_write"](fd, tag.encode("ascii") + b"\n" + data)

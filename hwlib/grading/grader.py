@@ -8,15 +8,15 @@ Expected values are computed once, in the grader, and never enter a learner's ke
 from __future__ import annotations
 
 import json
+import shutil
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import nbformat
 
-from . import batch, compare, identity, results, runner, sandbox, spec
+from . import batch, compare, identity, receipt, results, runner, sandbox, spec, text
 
 MAX_NOTEBOOK_BYTES = identity.MAX_NOTEBOOK_BYTES
 EXIT_GRADER = 3
@@ -27,8 +27,47 @@ class GraderSetupError(RuntimeError):
     """Grading cannot work on this machine (no kernel, a broken sandbox): nothing was graded."""
 
 
+def _source(cell) -> str | None:
+    src = cell.get("source", cell.get("input", ""))
+    if isinstance(src, list) and all(isinstance(x, str) for x in src):
+        src = "".join(src)
+    return text.clean_str(src) if isinstance(src, str) else None
+
+
+def normalize(raw: dict) -> tuple[nbformat.NotebookNode, list[str]]:
+    """A clean v4 notebook from a parsed file of any nbformat version nbformat reads (1-4): the code
+    and markdown cells' text only (no cell metadata, so a `skip-execution` or `raises-exception` tag
+    changes nothing; no outputs), lone surrogates as escapes, and the `hwlib` notebook metadata.
+    Returns (notebook, notes on what was dropped). ValueError when no cell list can be found."""
+    if "cells" not in raw and "worksheets" not in raw:
+        raise ValueError("JSON without a list of cells")
+    version = raw.get("nbformat")
+    if version != 4 or not isinstance(raw.get("cells"), list):
+        try:
+            raw = nbformat.reads(json.dumps(raw), as_version=4)
+        except Exception as exc:
+            raise ValueError(f"nbformat {version!r} could not be converted to version 4 ({str(exc)[:80]})") from None
+    cells, notes = [], []
+    for i, cell in enumerate(raw.get("cells") or []):
+        kind = cell.get("cell_type") if isinstance(cell, dict) else None
+        src = _source(cell) if isinstance(cell, dict) else None
+        if kind not in ("code", "markdown", "raw") or src is None:
+            notes.append(f"cell {i + 1}: not a readable cell (type {str(kind)[:20]!r}), left out")
+            continue
+        make = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell}.get(
+            kind, nbformat.v4.new_raw_cell
+        )
+        cells.append(make(src))
+    nb = nbformat.v4.new_notebook(cells=cells)
+    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    if isinstance(meta.get("hwlib"), dict):
+        nb.metadata["hwlib"] = text.clean(dict(meta["hwlib"]))
+    return nb, notes
+
+
 def load_submission(path: Path, exercise_id: str):
-    """(notebook, None) or (None, (status code, reason)) for a file that cannot be graded."""
+    """(notebook, None) or (None, (status code, reason)) for a file that cannot be graded. The
+    notebook is `normalize`d; what was dropped is in nb.metadata['hwlib_notes']."""
     data, problem = identity.read_submission(path)
     if problem:
         return None, problem
@@ -38,32 +77,82 @@ def load_submission(path: Path, exercise_id: str):
         raw = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         return None, ("not_a_notebook", f"not a Jupyter notebook: the file is not valid JSON ({str(exc)[:80]})")
-    if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
-        return None, ("not_a_notebook", "not a Jupyter notebook: JSON without a list of cells")
+    if not isinstance(raw, dict):
+        return None, ("not_a_notebook", "not a Jupyter notebook: JSON, but not an object with a list of cells")
     try:
-        nb = nbformat.reads(json.dumps(raw), as_version=4)
-        cells = [c for c in nb.cells if c.get("cell_type") == "code"]
-        if not all(isinstance(c.get("source"), str) for c in cells):
-            raise ValueError("a code cell has no source text")
-    except Exception as exc:
-        return None, ("not_a_notebook", f"not a readable notebook: {str(exc)[:120]}")
-    meta = nb.metadata.get("hwlib") if isinstance(nb.metadata.get("hwlib"), dict) else {}
-    other = meta.get("exercise")
+        nb, notes = normalize(raw)
+    except (ValueError, RecursionError) as exc:
+        return None, (
+            "not_a_notebook",
+            f"not a readable notebook: {str(exc)[:120]} (accepted: a Jupyter notebook, nbformat 1 to 4)",
+        )
+    other = nb.metadata.get("hwlib", {}).get("exercise")
     if isinstance(other, str) and other != exercise_id:
         return None, ("wrong_exercise", f"this notebook is exercise {other[:60]!r}, not {exercise_id!r}")
+    nb.metadata["hwlib_notes"] = notes
     return nb, None
 
 
-def expected_values(exercise) -> dict:
-    """{check name: expected value}; ValueError naming every broken check (an authoring error the
-    instructor must fix before anything is graded)."""
+def _code(nb) -> list[str]:
+    return [" ".join(c.source.split()) for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+
+
+def flags(nb, exercise) -> list[str]:
+    """What the instructor should look at, never a score: `published_solution` when the notebook's
+    metadata says it is the solution variant, or its code cells are the published solution's."""
+    out = []
+    if nb.metadata.get("hwlib", {}).get("variant") == "solution":
+        out.append("published_solution (its metadata says variant: solution)")
+    elif exercise.folder is not None and (Path(exercise.folder) / "solution.ipynb").is_file():
+        try:
+            sol, _ = normalize(json.loads((Path(exercise.folder) / "solution.ipynb").read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            sol = None
+        if sol is not None and _code(sol) and _code(sol) == _code(nb):
+            out.append("published_solution (its code cells are the published solution's)")
+    return out
+
+
+def published_code_sha(c, exercise) -> str | None:
+    """The hash of the published benchmark code for a receipt check: `code_sha256` from its config,
+    else computed from the exercise's solution notebook; None when neither exists (then only the
+    submitted notebook's own code is compared with the receipt)."""
+    if c.receipt.get("code_sha256"):
+        return str(c.receipt["code_sha256"])
+    sol = Path(exercise.folder or ".") / "solution.ipynb"
+    if not sol.is_file():
+        return None
+    nb, _ = normalize(json.loads(sol.read_text(encoding="utf-8")))
+    code = "\n".join(c2.source for c2 in nb.cells if c2.cell_type == "code")
+    try:
+        return receipt.code_hash(receipt.functions_source(_python_only(code), c.receipt["functions"]))
+    except ValueError as exc:
+        raise ValueError(f"check {c.name}: the published benchmark: {exc}") from None
+
+
+def _python_only(code: str) -> str:
+    """Notebook code without IPython's own syntax (%magics, !shell lines), so that it parses."""
+    return "\n".join(
+        line[: len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith(("%", "!")) else line
+        for line in code.splitlines()
+    )
+
+
+def expected_values(exercise, params: dict | None = None) -> dict:
+    """{check name: expected value} for the variant `params` (default: every parameter's first
+    value); ValueError naming every broken check (an authoring error the instructor must fix before
+    anything is graded)."""
+    if params is None:
+        params = spec.default_params(exercise)
     out, broken = {}, []
     for c in exercise.checks:
         if c.inputs:  # recomputed per submission from the learner's own values (expr compiled)
             out[c.name] = None
             continue
         try:
-            out[c.name] = spec.expected_value(c)
+            out[c.name] = (
+                published_code_sha(c, exercise) if c.kind == "receipt" else spec.expected_value(c, params=params)
+            )
         except ValueError as exc:
             broken.append(str(exc))
     if broken:
@@ -72,18 +161,20 @@ def expected_values(exercise) -> dict:
 
 
 def checks_digest(exercise) -> str:
+    """sha256 of everything that decides a grade: every field of every check (inputs, choices,
+    visibility and hints included) and the exercise's grading block."""
+    return identity.sha256(repr((exercise.id, exercise.checks, sorted(exercise.grading.items()))).encode())
+
+
+def settings_digest(cfg: runner.RunConfig) -> str:
+    """sha256 of the limits a result was graded under (a --resume under other limits grades again)."""
     return identity.sha256(
-        repr(
-            [
-                (c.name, c.kind, c.answer, c.expected, c.expr, c.args, c.kwargs, c.rtol, c.atol, c.points)
-                for c in exercise.checks
-            ]
-        ).encode()
+        repr((cfg.timeout_cell, cfg.timeout_total, cfg.limits, cfg.use_bwrap, cfg.max_output_bytes)).encode()
     )
 
 
 def _status(run: runner.RunResult) -> str:
-    if run.kernel_error:
+    if run.kernel_error or run.machine_fault:
         return "grader_error"
     codes = {v["code"] for k, v in run.cell_status.items() if isinstance(k, int)}
     for code, status in (
@@ -107,7 +198,13 @@ def _cell_note(i: int, v: dict) -> str:
     return f"cell {i + 1}: {text}"
 
 
-def _judge(c, entry, want):
+def _judge(c, entry, want, code=""):
+    if c.kind == "receipt":
+        entry = entry or {}
+        if entry.get("status") != "ok":
+            return compare.judge(c, entry, None)
+        passed, msg = receipt.verify(entry.get("value"), c.receipt, code, want)
+        return compare.Verdict(c.name, c.points if passed else 0.0, c.points, passed, True, f"`{c.answer}`: {msg}")
     if c.inputs:
         want, why = want
         if why:
@@ -138,19 +235,29 @@ def grade_one(
             exercise, reason, submission=sub.identity, status=status, elapsed=time.monotonic() - t0, meta=meta
         )
         return res, None
+    dropped = list(nb.metadata.pop("hwlib_notes", []))
+    variant = spec.params(exercise, meta.get("learner") or sub.identity) if exercise.variants else {}
+    if variant:  # this learner's numbers, from the exercise's own formulas
+        expected = expected_values(exercise, variant)
+        dropped.insert(0, "your variant (learner " + str(meta.get("learner") or sub.identity) + "): " + repr(variant))
+    code = _python_only("\n".join(c.source for c in nb.cells if c.cell_type == "code"))
     run = runner.Runner(nb, exercise.checks, cfg, secrets_paths).run()
     verdicts = [
         _judge(
             c,
             run.answers.get(runner.answer_key(c)),
-            compare.recomputed(c, run.answers) if c.inputs else expected[c.name],
+            compare.recomputed(c, run.answers, variant) if c.inputs else expected[c.name],
+            code,
         )
         for c in exercise.checks
     ]
     bad = {k: v for k, v in run.cell_status.items() if isinstance(k, int) and v["code"] != "ok"}
-    notes = list(run.notes) + [_cell_note(i, v) for i, v in sorted(bad.items())][:20]
+    notes = dropped[:5] + list(run.notes) + [_cell_note(i, v) for i, v in sorted(bad.items())][:20]
     reason = ""
-    if run.kernel_error:
+    if run.machine_fault:  # never the learner's score: status grader_error, graded again by --resume
+        reason = "grader error: a fault of the grading machine, not of your notebook; your instructor has been told"
+        verdicts = results.not_run(exercise, "the grading machine failed (" + run.machine_fault[:120] + ")")
+    elif run.kernel_error:
         reason = "grader error: the kernel did not start; your instructor has been told"
         verdicts = results.not_run(exercise, "the grader could not start a kernel")
     res = results.build(
@@ -165,6 +272,12 @@ def grade_one(
         meta=meta,
     )
     res["extra_data"]["timings_s"] = run.timings
+    res["extra_data"]["flags"] = flags(nb, exercise)
+    written = {c.name: run.answers.get(c.answer, {}).get("value") for c in exercise.checks if c.kind == "manual"}
+    if written:
+        res["extra_data"]["written"] = {k: v if isinstance(v, str) else "" for k, v in written.items()}
+    if variant:
+        res["extra_data"]["variant"] = variant
     res["extra_data"]["cells"] = {str(i + 1): v for i, v in sorted(bad.items())}
     res["extra_data"]["output_bytes"] = run.output_bytes
     if run.restored:
@@ -173,6 +286,10 @@ def grade_one(
         res["extra_data"]["printed_during_grader_cells"] = run.grader_cell_output
     if run.kernel_error:
         res["extra_data"]["kernel_error"] = run.kernel_error
+    if run.machine_fault:
+        res["extra_data"]["machine_fault"] = run.machine_fault
+    if run.kernel_log:
+        res["extra_data"]["kernel_log_tail"] = run.kernel_log
     return res, run.notebook
 
 
@@ -182,10 +299,18 @@ def preflight(exercise, cfg: runner.RunConfig, secrets_paths=()) -> None:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("import hwlib, hwlib.grading\nprobe_value = 1")]
     check = spec.Check(name="probe_value", kind="dimensionless", answer="probe_value", expected=1)
-    with tempfile.TemporaryDirectory(prefix="hwlib-grade-preflight-") as tmp:
+    try:
+        tmp = runner.runtime_dir("hwg-p-")
+    except OSError as exc:
+        raise GraderSetupError(str(exc)) from None
+    try:
         run = runner.Runner(nb, [check], replace(cfg, tmp_root=tmp), secrets_paths).run()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if run.machine_fault:
+        raise GraderSetupError(f"the grading machine is at fault: {run.machine_fault}")
     if run.kernel_error:
-        raise GraderSetupError(f"no kernel could be started: {run.kernel_error}")
+        raise GraderSetupError(f"no kernel could be started: {run.kernel_error} {run.kernel_log}".strip())
     cell = run.cell_status.get(0, {"code": "ok"})
     if cell["code"] != "ok":
         outs = [o for o in run.notebook.cells[0].outputs if o.get("output_type") == "error"]
@@ -267,5 +392,6 @@ def grade_batch(exercise, files, out: Path, cfg: runner.RunConfig, jobs: int = 1
         grade_one=lambda *a: grade_one(*a),
         expected_values=lambda e: expected_values(e),
         checks_digest=lambda e: checks_digest(e),
+        settings_digest=settings_digest,
         **options,
     )

@@ -25,7 +25,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from . import identity, results, spec
+from . import identity, results, spec, text
 
 RUNTIME = [
     "numpy",
@@ -58,12 +58,26 @@ def pick(submission_dir: Path, exercise_id: str) -> tuple[Path | None, str]:
     return None, (f"upload exactly one notebook (or name it {exercise_id}.ipynb); found: {found}")
 
 
+def learner_of(root: Path) -> str | None:
+    """The learner id Gradescope gives the submission (submission_metadata.json: the first user's
+    sid, else email, else id), for variants and grades.csv; None when it is not there."""
+    try:
+        meta = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
+        user = (meta.get("users") or [{}])[0]
+    except (OSError, ValueError, AttributeError, IndexError, TypeError):
+        return None
+    for key in ("sid", "email", "id"):
+        if isinstance(user, dict) and user.get(key) not in (None, ""):
+            return str(user[key])
+    return None
+
+
 def _write_results(root: Path, res: dict) -> Path:
     out = root / "results"
     out.mkdir(parents=True, exist_ok=True)
     path = out / "results.json"
     tmp = out / ".results.json.tmp"
-    tmp.write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(text.clean(res), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
 
@@ -89,8 +103,16 @@ def run_gradescope(args, exercise) -> int:
             _write_results(root, res)
             print(f"hwlib: grader error: {exc}", file=sys.stderr)
             return grader.EXIT_GRADER
+        learner = learner_of(root)
         rows = grader.grade_batch(
-            exercise, [sub], Path(tmp), cfg, 1, [p for p in (args.checks,) if p], progress=lambda *_: None
+            exercise,
+            [sub],
+            Path(tmp),
+            cfg,
+            1,
+            [p for p in (args.checks,) if p],
+            progress=lambda *_: None,
+            roster={sub.identity: learner} if learner else None,
         )
     ((_, _, res),) = rows
     path = _write_results(root, res)
@@ -100,12 +122,22 @@ def run_gradescope(args, exercise) -> int:
 
 # ---------------------------------------------------------------------------------- packaging
 
+BASE_IMAGE = "Ubuntu 22.04"  # Gradescope's default autograder base image; its archive has python3.11
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once while it builds the autograder image (written by hwlib grade-package).
+# The pins in requirements.txt were taken from CPython {py} (the grader that packaged this), so the
+# venv is made with python{py}: on Gradescope's {base} base image (python3 there is 3.10) it comes
+# from Ubuntu's archive. Choose that base image in the assignment's settings.
 set -euo pipefail
+PY=python{py}
 apt-get update
-apt-get install -y --no-install-recommends bubblewrap python3 python3-venv python3-pip
-python3 -m venv /opt/hwlib-venv
+apt-get install -y --no-install-recommends bubblewrap "$PY" "$PY-venv" || {{
+  echo "hwlib: $PY is not in this image's archive: choose the {base} base image, or package again" \
+       "with hwlib grade-package from a grader running the image's Python" >&2
+  exit 1
+}}
+"$PY" -m venv /opt/hwlib-venv
+/opt/hwlib-venv/bin/python -c 'import sys; assert sys.version_info[:2] == ({major}, {minor}), sys.version'
 /opt/hwlib-venv/bin/pip install --no-cache-dir -r /autograder/source/requirements.txt
 /opt/hwlib-venv/bin/pip install --no-cache-dir --no-deps /autograder/source/{wheel}
 """
@@ -115,25 +147,96 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 # AUTOGRADER_ROOT and HWLIB_BIN exist so the same script can be tried on a copy of the layout.
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 HWLIB="${{HWLIB_BIN:-/opt/hwlib-venv/bin/hwlib}}"
-exec "$HWLIB" grade {exercise} --gradescope --autograder-root "$ROOT" --checks "$ROOT/source/hidden"{extra}
+exec "$HWLIB" grade {exercise} --gradescope --autograder-root "$ROOT"{checks}{extra}
 """
 
 
-def pinned_requirements() -> str:
-    lines = []
-    for name in RUNTIME:
+def _closure(names) -> list[str]:
+    """`names` and every distribution they require (markers evaluated here, extras not followed),
+    as installed in this environment."""
+    try:
+        from packaging.requirements import Requirement
+    except ImportError:  # pragma: no cover - packaging comes with pip and ipykernel
+        return list(names)
+    seen, todo = {}, list(names)
+    while todo:
+        name = todo.pop()
+        key = name.lower().replace("_", "-")
+        if key in seen:
+            continue
         try:
-            lines.append(f"{name}=={md.version(name)}")
+            dist = md.distribution(name)
         except md.PackageNotFoundError:
             continue
+        seen[key] = dist.metadata["Name"]
+        for line in dist.requires or []:
+            try:
+                req = Requirement(line)
+            except Exception:
+                continue
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+    return sorted(seen.values(), key=str.lower)
+
+
+def pinned_requirements() -> str:
+    """requirements.txt for the autograder: what grading needs (hwlib's runtime, the kernel, the
+    notebook client: RUNTIME) and everything they require, pinned to this grader's versions, for
+    this grader's Python (said in the header)."""
+    v = sys.version_info
+    lines = [
+        f"# pinned from the grader that packaged this: CPython {v.major}.{v.minor}.{v.micro} on {sys.platform}",
+        f"# (setup.sh makes the venv with python{v.major}.{v.minor}; Gradescope base image: {BASE_IMAGE})",
+    ]
+    for name in _closure(RUNTIME):
+        if name.lower() in ("hwlib", "pip", "setuptools"):
+            continue
+        lines.append(f"{name}=={md.version(name)}")
     return "\n".join(lines) + "\n"
 
 
+def wheel_from_installed(dest: Path) -> Path:
+    """A wheel of the hwlib installed here (pip install hwlib, no checkout): its installed files and
+    dist-info, zipped as a py3-none-any wheel with a new RECORD (PEP 427)."""
+    import base64
+    import hashlib
+
+    dist = md.distribution("hwlib")
+    name, version = dist.metadata["Name"], dist.version
+    base = Path(dist.locate_file(""))
+    info = f"{name}-{version}.dist-info"
+    files = [
+        f
+        for f in dist.files or []
+        if (str(f).startswith("hwlib/") or str(f).startswith(info + "/"))
+        and "__pycache__" not in str(f)
+        and not str(f).endswith((".pyc", "RECORD", "INSTALLER", "direct_url.json", "REQUESTED"))
+    ]
+    if not any(str(f).startswith("hwlib/grading/") for f in files):
+        raise ValueError("the installed hwlib has no files to pack (an editable install?); pass --wheel FILE")
+    out = dest / f"{name}-{version}-py3-none-any.whl"
+    record = []
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in files:
+            data = (base / f).read_bytes()
+            z.writestr(str(f), data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append(f"{f},sha256={digest},{len(data)}")
+        if not any(str(f) == f"{info}/WHEEL" for f in files):
+            wheel = "Wheel-Version: 1.0\nGenerator: hwlib grade-package\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+            z.writestr(f"{info}/WHEEL", wheel)
+            record.append(f"{info}/WHEEL,,")
+        record.append(f"{info}/RECORD,,")
+        z.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
+    return out
+
+
 def build_wheel(dest: Path) -> Path:
-    """A wheel of this hwlib, built from its source tree (pip wheel --no-deps)."""
+    """A wheel of this hwlib: built from its source tree (pip wheel --no-deps) when it runs from
+    one, else packed from the installed files (`wheel_from_installed`)."""
     tree = Path(spec.__file__).resolve().parents[2]
     if not (tree / "pyproject.toml").is_file():
-        raise ValueError("hwlib is not installed from a source tree here; pass --wheel FILE")
+        return wheel_from_installed(dest)
     project = dest / "src"  # build from a copy: nothing is written into the source tree
     shutil.copytree(tree / "hwlib", project / "hwlib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in ("pyproject.toml", "README.md", "LICENSE", "LICENSES"):
@@ -168,12 +271,7 @@ def package(exercise_name, checks_dir, out: Path, wheel: Path | None = None, all
         wheel = Path(wheel) if wheel else build_wheel(tmp)
         if not wheel.is_file() or wheel.suffix != ".whl":
             raise ValueError(f"--wheel must be a .whl file; got {str(wheel)!r}")
-        hidden = None
-        if checks_dir:
-            for cand in (Path(checks_dir) / f"{exercise.id}.yaml", Path(checks_dir) / exercise.id / "checks.yaml"):
-                if cand.is_file():
-                    hidden = cand
-                    break
+        hidden = spec.hidden_file(exercise.id, checks_dir) if checks_dir else None
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         extra = " --no-sandbox" if allow_unsandboxed else ""
@@ -185,8 +283,18 @@ def package(exercise_name, checks_dir, out: Path, wheel: Path | None = None, all
                 info.compress_type = zipfile.ZIP_DEFLATED
                 z.writestr(info, text)
 
-            add("setup.sh", SETUP_SH.format(wheel=wheel.name), 0o755)
-            add("run_autograder", RUN_AUTOGRADER.format(exercise=exercise.id, extra=extra), 0o755)
+            v = sys.version_info
+            setup = SETUP_SH.format(
+                wheel=wheel.name, py=f"{v.major}.{v.minor}", major=v.major, minor=v.minor, base=BASE_IMAGE
+            )
+            add("setup.sh", setup, 0o755)
+            add(
+                "run_autograder",
+                RUN_AUTOGRADER.format(
+                    exercise=exercise.id, extra=extra, checks=' --checks "$ROOT/source/hidden"' * bool(hidden)
+                ),
+                0o755,
+            )
             add("requirements.txt", pinned_requirements())
             add("hidden/README.txt", "Hidden checks for the autograder (never shown to learners).\n")
             if hidden:

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from .compare import Verdict
+from .text import clean
 
 
 def _fmt(x: float) -> str:
@@ -76,6 +77,7 @@ def build(
             "status": status,
             "sandbox": "bwrap" if sandboxed else "none",
             "max_score": exercise.max_score,
+            "reason": reason,
             **(meta or {}),
         },
     }
@@ -92,19 +94,38 @@ def not_graded(exercise, reason: str, *, submission: str, status: str, **kw) -> 
     return build(exercise, not_run(exercise, reason), submission=submission, status=status, reason=reason, **kw)
 
 
+SHOWN_NOW = ("visible",)  # Gradescope's other visibilities show a test only after the due date or release
+
+
 def feedback_text(results: dict, title: str = "") -> str:
+    """The learner's feedback: the checks shown now with their messages, the total so far over them,
+    and the names and points of the checks hidden until release (their results are not shown)."""
     extra = results["extra_data"]
+    shown = [t for t in results["tests"] if t.get("visibility", "visible") in SHOWN_NOW]
+    later = [t for t in results["tests"] if t.get("visibility", "visible") not in SHOWN_NOW]
+    so_far = sum(t["score"] for t in shown)
     lines = [
         f"{extra['exercise']}{' — ' + title if title else ''}: {extra['submission']}",
-        f"Score: {_fmt(results['score'])}/{_fmt(extra['max_score'])} (status: {extra['status']}, "
-        f"sandbox: {extra['sandbox']}, {results['execution_time']:.1f} s)",
+        f"Total so far: {_fmt(so_far)}/{_fmt(sum(t['max_score'] for t in shown))} on the checks shown now "
+        f"(status: {extra['status']}, sandbox: {extra['sandbox']}, {results['execution_time']:.1f} s)",
     ]
+    if later:
+        lines.append(
+            f"Hidden until release: {len(later)} check(s), {_fmt(sum(t['max_score'] for t in later))} points: "
+            + ", ".join(t["name"] for t in later)
+            + f"; the final score is out of {_fmt(extra['max_score'])}"
+        )
     if results.get("output"):
         lines.append(results["output"])
-    for t in results["tests"]:
-        mark = "✓" if t["status"] == "passed" else "✗"
+    for t in shown:
+        mark = "✓" if t["status"] == "passed" else "…" if t["output"].endswith("for hand grading") else "✗"
         lines.append(f"{mark} {t['name']} ({_fmt(t['score'])}/{_fmt(t['max_score'])}): {t['output']}")
     return "\n".join(lines) + "\n"
+
+
+def instructor_feedback(results: dict, title: str = "") -> str:
+    """Every check with its result (for the instructor, or for learners after release)."""
+    return feedback_text({**results, "tests": [{**t, "visibility": "visible"} for t in results["tests"]]}, title)
 
 
 def _atomic(path: Path, text: str) -> None:
@@ -114,6 +135,9 @@ def _atomic(path: Path, text: str) -> None:
 
 
 def write(folder: Path, results: dict, title: str = "") -> None:
+    """results.json and feedback.txt (every string made UTF-8-safe by hwlib.grading.text.clean)."""
+    results = clean(results)
     folder.mkdir(parents=True, exist_ok=True)
     _atomic(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     _atomic(folder / "feedback.txt", feedback_text(results, title))
+    _atomic(folder / "feedback_all.txt", instructor_feedback(results, title))

@@ -43,6 +43,42 @@ CELL_TEXT = {
 }
 
 
+SUN_PATH_MAX = 107  # bytes in a Linux AF_UNIX socket path (sun_path is 108 with its NUL)
+SHORT_BASE_MAX = 40  # a temp base longer than this leaves too little room for the ipc socket names
+_DISK_ERRNOS = ("[Errno 28]", "[Errno 122]", "[Errno 30]", "[Errno 5]")  # ENOSPC EDQUOT EROFS EIO
+
+
+def runtime_dir(prefix: str = "hwg-") -> str:
+    """A new private (0700) temp folder whose path is short enough for ZeroMQ ipc sockets under it:
+    in $TMPDIR when that is short, else in /tmp, /dev/shm or /var/tmp. OSError naming the fault
+    when none is writable (a TMPDIR of 100 characters must not make every kernel fail to start)."""
+    tried = []
+    for base in (tempfile.gettempdir(), "/tmp", "/dev/shm", "/var/tmp"):
+        if base in tried:
+            continue
+        tried.append(base)
+        if len(base) <= SHORT_BASE_MAX and os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK):
+            return tempfile.mkdtemp(prefix=prefix, dir=base)
+    raise OSError(
+        f"no writable temp folder with a path of at most {SHORT_BASE_MAX} characters for the kernels' ipc "
+        f"sockets (tried {', '.join(tried)}); set TMPDIR to a short folder such as /tmp"
+    )
+
+
+def disk_fault(outputs, where) -> str:
+    """A machine fault seen by a grader cell: a disk error in its traceback, or `where` (a folder)
+    with less than 1 MiB free. "" when neither."""
+    for o in outputs or []:
+        value = f"{o.get('ename', '')}: {o.get('evalue', '')}"
+        if any(e in value for e in _DISK_ERRNOS):
+            return value[:200]
+    try:
+        free = shutil.disk_usage(where).free
+    except OSError as exc:
+        return f"the grader's temp folder cannot be read ({exc})"
+    return f"less than 1 MiB free in the grader's temp folder ({free} bytes)" if free < 2**20 else ""
+
+
 @dataclass
 class RunConfig:
     timeout_cell: float = 30.0
@@ -69,6 +105,8 @@ class RunResult:
     restored: list = field(default_factory=list)  # what the restore step had to undo
     output_bytes: int = 0
     grader_cell_output: str = ""  # what the notebook printed while grader cells ran (tampering)
+    machine_fault: str = ""  # the machine, not the notebook, failed (a full disk): never a score
+    kernel_log: str = ""  # the tail of the kernel's log when it did not start (instructor only)
 
 
 def _msg_size(msg) -> int:
@@ -88,6 +126,7 @@ class _Client(NotebookClient):
     def __init__(self, nb, km, budget: int, **kw):
         super().__init__(nb, km=km, **kw)
         self.budget, self.used, self.flooded, self.last_reply = budget, 0, False, None
+        self.in_grader_cell, self.held_back = False, []
         self.on_cell_executed = self._keep_reply
 
     def _keep_reply(self, cell, cell_index, execute_reply):
@@ -101,6 +140,12 @@ class _Client(NotebookClient):
                 cell.outputs.append(
                     nbformat.v4.new_output("stream", name="stderr", text="[hwlib grader: output truncated]\n")
                 )
+            return None
+        if self.in_grader_cell and msg.get("msg_type") == "update_display_data":
+            # would rewrite an earlier cell's output in executed.ipynb (which the learner may get
+            # back) with what ran during a grader cell, e.g. a hidden argument: kept for the instructor
+            data = (msg.get("content") or {}).get("data") or {}
+            self.held_back.append(str(data.get("text/plain", ""))[:2000])
             return None
         try:
             return super().process_message(msg, cell, cell_index)
@@ -164,12 +209,27 @@ class Runner:
         self.status: dict = {}
         self.restored: list[str] = []
         self.injected_text = ""
+        self.injected_outputs: list = []
+        self.machine_fault = ""
+        self.kernel_log = ""
 
     def _start(self, root: Path, workdir: Path, attempt: int):
-        home = workdir / ".home"
-        home.mkdir(exist_ok=True)
-        tmp = Path("/tmp") if self.bwrap else workdir / ".tmp"
+        """A kernel whose files (connection file, ipc sockets, HOME with IPYTHONDIR, TMPDIR) are in a
+        new folder with an unguessable name: nothing the notebook planted before a restart is where
+        the new kernel looks (an IPython startup file, a folder in place of a socket)."""
+        try:
+            os.chmod(workdir, 0o700)  # a notebook may have made its folder read-only
+        except OSError:
+            pass
+        kdir = workdir / f".k{attempt}{secrets.token_hex(3)}"
+        kdir.mkdir(mode=0o700)
+        home = kdir / "h"
+        home.mkdir()
+        tmp = Path("/tmp") if self.bwrap else kdir / "t"
         tmp.mkdir(exist_ok=True)
+        ipc = kdir / "s"
+        if len(os.fsencode(str(ipc))) + 4 > SUN_PATH_MAX:
+            raise OSError(f"the kernel's ipc socket path would be longer than {SUN_PATH_MAX} bytes: {ipc}")
         env = sandbox.scrubbed_env(home, tmp)
         argv = sandbox.kernel_argv(self.cfg.limits, self.bwrap, workdir, env, self.secrets)
         kernels = root / "kernels"
@@ -178,8 +238,8 @@ class Runner:
             kernel_name=name,
             kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
             transport="ipc",
-            ip=str(workdir / f".kernel{attempt}"),
-            connection_file=str(workdir / f".kernel{attempt}.json"),
+            ip=str(ipc),
+            connection_file=str(kdir / "c.json"),
         )
         try:
             import zmq
@@ -209,7 +269,8 @@ class Runner:
             log.close()
             self._stop(client)
             tail = log_path.read_bytes()[-600:].decode("utf-8", "replace").strip()
-            raise RuntimeError(f"{type(exc).__name__}: {exc} {tail}".strip()) from None
+            self.kernel_log = tail  # for the instructor only: the notebook's own stderr may be in it
+            raise RuntimeError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
         log.close()
         return client
 
@@ -259,10 +320,16 @@ class Runner:
         the learner, so hidden names and arguments must not be in it)."""
         self.nb.cells.append(nbformat.v4.new_code_cell(task["source"]))
         n = len(self.nb.cells) - 1
+        client.in_grader_cell = True
         try:
             return self._execute(client, self.nb.cells[n], n, timeout)
         finally:
+            client.in_grader_cell = False
+            if client.held_back and len(self.injected_text) < 32000:
+                self.injected_text += "[display update held back] " + " | ".join(client.held_back)[:4000] + "\n"
+                client.held_back = []
             cell = self.nb.cells.pop()
+            self.injected_outputs = list(cell.outputs)
             if len(self.injected_text) < 32000:
                 self.injected_text += "".join(str(o.get("text", "")) + str(o.get("evalue", "")) for o in cell.outputs)[
                     :32000
@@ -293,6 +360,10 @@ class Runner:
             code, detail = self._injected(client, task, self.cfg.extract_timeout)
             key = f"{kind} " + ",".join(task["keys"])
             rec = extract.read_record(task["path"], nonce, task["key"], task["keys"]) if code == "ok" else None
+            if rec is None and not self.machine_fault:
+                self.machine_fault = disk_fault(
+                    self.injected_outputs if code == "error" else [], os.path.dirname(task["path"])
+                )
             if rec is not None:
                 got, restored = rec
                 answers.update(got)
@@ -312,20 +383,27 @@ class Runner:
         t0 = time.monotonic()
         deadline = t0 + self.cfg.timeout_total
         nonce = secrets.token_hex(8)
-        root = Path(tempfile.mkdtemp(prefix="hwlib-grade-", dir=self.cfg.tmp_root))
+        root = Path(tempfile.mkdtemp(prefix="hwg-", dir=self.cfg.tmp_root or runtime_dir("hwg-r-")))
         workdir = root / "work"
         workdir.mkdir()
         tasks = _tasks(self.nb, self.checks, workdir, nonce)
         skip, answers, flooded, used, kernel_error = set(), {}, False, 0, None
-        salvage = False
+        salvage, restart_cause = False, ""
         timings = dict.fromkeys(("kernel_start", "cells", "extraction", "shutdown"), 0.0)
         for attempt in range(self.cfg.max_restarts + 2):
             t = time.monotonic()
             try:
                 client = self._start(root, workdir, attempt)
             except Exception as exc:
+                self.machine_fault = self.machine_fault or disk_fault([], workdir)
+                if attempt and restart_cause:  # the notebook's doing (files it planted): its outcome
+                    self.notes.append(
+                        f"the kernel could not be started again after {restart_cause} ({str(exc)[:120]}); "
+                        "the cells after it were not run"
+                    )
+                    break
                 kernel_error = str(exc)[:600]
-                self.notes.append(f"the kernel did not start: {kernel_error}")
+                self.notes.append("the grader could not start a kernel; your instructor has been told")
                 break
             timings["kernel_start"] += time.monotonic() - t
             restart = False
@@ -339,14 +417,22 @@ class Runner:
                 try:
                     code = self._task(client, task, deadline, nonce, answers)
                 except RuntimeError as exc:
-                    kernel_error = str(exc)
-                    self.notes.append(kernel_error)
+                    if attempt and restart_cause:
+                        self.notes.append(
+                            f"the grader's setup failed in the kernel started again after {restart_cause}"
+                        )
+                    else:
+                        kernel_error = str(exc)
+                        self.notes.append("the grader's setup cell failed; your instructor has been told")
                     break
                 timings["cells" if task["kind"] == "cell" else "extraction"] += time.monotonic() - t
                 if code in ("crashed", "timeout", "unresponsive") or task["kind"] == "extract":
                     skip.add(i)  # never replay a culprit; never extract twice
                 if code in ("crashed", "unresponsive"):
                     restart = True
+                    restart_cause = (
+                        f"cell {task['index'] + 1} crashed the kernel" if task["kind"] == "cell" else "a crash"
+                    )
                     break
             flooded = flooded or client.flooded
             used += client.used
@@ -377,6 +463,8 @@ class Runner:
             list(self.restored),
             used,
             self.injected_text[:32000],
+            self.machine_fault,
         )
+        result.kernel_log = self.kernel_log
         shutil.rmtree(root, ignore_errors=True)
         return result

@@ -137,7 +137,18 @@ def scrubbed_env(home: Path, tmp: Path) -> dict:
         "OPENBLAS_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        **_source_tree_path(),
     }
+
+
+def _source_tree_path() -> dict:
+    """PYTHONPATH for a kernel when the grader's hwlib is a source tree (an editable install or a
+    checkout on PYTHONPATH): the kernel then imports the grader's own hwlib, the one mounted
+    read-only in the sandbox, not whatever an editable finder points at."""
+    parent = str(HWLIB_DIR.parent)
+    if any(_under(parent, r) for r in (sys.prefix, sys.base_prefix)) or "site-packages" in parent:
+        return {}
+    return {"PYTHONPATH": parent}
 
 
 def _readonly_roots() -> list[str]:
@@ -211,6 +222,7 @@ def kernel_argv(limits: Limits, bwrap: str | None, workdir: Path, env: dict, sec
         "-f",
         "{connection_file}",
         "--HistoryManager.enabled=False",
+        "--IPKernelApp.ignore_cwd=True",  # no module the notebook wrote is imported before the setup cell
     ]
     if not bwrap:
         return inner

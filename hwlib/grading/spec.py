@@ -7,6 +7,8 @@ units or a string with a unit) or a Python expression (`expr`) over math, numpy 
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import importlib
 import math
 import re
@@ -19,7 +21,7 @@ from . import quantity
 
 EXERCISES_DIR = Path(__file__).resolve().parents[2] / "exercises"
 PUBLIC_DIR = Path(__file__).resolve().parent / "public"  # copies shipped inside hwlib (for Colab)
-OTHER_KINDS = ("bool", "choice", "string")
+OTHER_KINDS = ("bool", "choice", "string", "manual", "receipt")  # manual: scored by hand; receipt: grading.receipt
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = {
@@ -38,6 +40,7 @@ _KEYS = {
     "choices",
     "visibility",
     "inputs",
+    "receipt",
 }
 _HWLIB_MODULES = ("specs", "memory", "flops", "roofline", "formats", "parallel", "units", "models")
 
@@ -62,6 +65,7 @@ class Check:
     visibility: str = "visible"
     hidden: bool = False
     inputs: tuple = ()  # learner variables the expr reads as inputs[...] (their own measurements)
+    receipt: dict | None = None  # kind receipt: functions, batches, layers, min_samples, max_spread, code_sha256
 
     @property
     def is_call(self) -> bool:
@@ -75,6 +79,7 @@ class Exercise:
     grading: dict = field(default_factory=dict)
     checks: tuple = ()
     folder: Path | None = None
+    variants: dict = field(default_factory=dict)  # parameter name -> the values a learner may get
 
     @property
     def max_score(self) -> float:
@@ -106,7 +111,18 @@ def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
     answer = d.get("answer", name)
     if not isinstance(answer, str) or not _NAME.match(answer):
         raise ValueError(f"{where}: answer must be a variable name; got {answer!r}")
-    if ("expected" in d) == ("expr" in d):
+    if kind in ("manual", "receipt"):
+        if "expected" in d or "expr" in d or "args" in d or "kwargs" in d or "inputs" in d:
+            raise ValueError(f"{where}: a {kind} check takes no expected, expr, args or inputs")
+        cfg = d.get("receipt")
+        if kind == "receipt" and (
+            not isinstance(cfg, dict)
+            or not isinstance(cfg.get("functions"), list)
+            or not cfg["functions"]
+            or not isinstance(cfg.get("batches"), list)
+        ):
+            raise ValueError(f"{where}: a receipt check needs 'receipt: {{functions: [...], batches: [...]}}'")
+    elif ("expected" in d) == ("expr" in d):
         raise ValueError(f"{where}: give exactly one of 'expected' and 'expr'")
     if "expr" in d and not isinstance(d["expr"], str):
         raise ValueError(f"{where}: expr must be a string (a Python expression); got {d['expr']!r}")
@@ -154,6 +170,7 @@ def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
         visibility=visibility,
         hidden=hidden,
         inputs=_inputs(d, where),
+        receipt=dict(d["receipt"]) if isinstance(d.get("receipt"), dict) else None,
     )
     if "expected" in d:
         expected_value(check)  # a literal that cannot be read is an authoring error: fail at load
@@ -168,10 +185,38 @@ def _inputs(d: dict, where: str) -> tuple:
         raise ValueError(f"{where}: inputs need an expr that uses them (inputs['name'])")
     if inputs:
         try:
-            compile(d["expr"], "<check>", "eval")
+            tree = ast.parse(d["expr"], "<check>", "eval")
         except SyntaxError as exc:
             raise ValueError(f"{where}: expr is not a Python expression: {exc.msg}") from None
+        read = _inputs_read(tree, where)
+        unlisted = sorted(read - set(inputs))
+        if unlisted:
+            raise ValueError(
+                f"{where}: expr reads inputs {unlisted} that are not listed in inputs {inputs}; "
+                "list every learner variable the expression uses"
+            )
     return tuple(inputs)
+
+
+def _inputs_read(tree, where: str) -> set:
+    """The names an expr reads from `inputs`: only inputs['name'] (a quoted name) is accepted, so
+    that every value a learner must provide is listed and checked before anything is graded."""
+    read = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "inputs":
+            parent = getattr(node, "_hwlib_parent", None)
+            ok = (
+                isinstance(parent, ast.Subscript)
+                and parent.value is node
+                and isinstance(parent.slice, ast.Constant)
+                and isinstance(parent.slice.value, str)
+            )
+            if not ok:
+                raise ValueError(f"{where}: expr must read learner values as inputs['name'] (a quoted name)")
+            read.add(parent.slice.value)
+        for child in ast.iter_child_nodes(node):
+            child._hwlib_parent = node
+    return read
 
 
 def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = None) -> Exercise:
@@ -181,6 +226,16 @@ def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = N
     ex_id = data.get("exercise")
     if not isinstance(ex_id, str) or not _NAME.match(ex_id):
         raise ValueError(f"{where}: 'exercise' must be the exercise id, e.g. ex01_memory_budget")
+    variants = data.get("variants") or {}
+    if not isinstance(variants, dict) or not all(
+        isinstance(k, str)
+        and _NAME.match(k)
+        and isinstance(v, list)
+        and v
+        and all(isinstance(x, (int, float, str)) and not isinstance(x, bool) for x in v)
+        for k, v in variants.items()
+    ):
+        raise ValueError(f"{where}: variants must map parameter names to non-empty lists of numbers or strings")
     grading = data.get("grading") or {}
     if not isinstance(grading, dict) or set(grading) - {"timeout_cell", "timeout_total", "memory_mb"}:
         raise ValueError(f"{where}: grading accepts timeout_cell, timeout_total and memory_mb")
@@ -188,7 +243,18 @@ def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = N
     names = [c.name for c in checks]
     if len(set(names)) != len(names):
         raise ValueError(f"{where}: check names must be unique; got {names}")
-    return Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder)
+    variants = {k: [_yaml_number(x) for x in v] for k, v in variants.items()}
+    return Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder, variants)
+
+
+def _yaml_number(x):
+    """'1.3e9' -> 1.3e9: YAML 1.1 reads an exponent without a sign as a string."""
+    if isinstance(x, str):
+        try:
+            return float(x) if re.fullmatch(r"[+-]?\d+(\.\d*)?[eE][+-]?\d+", x.strip()) else x
+        except ValueError:
+            return x
+    return x
 
 
 def load_checks(path, hidden: bool = False) -> Exercise:
@@ -236,13 +302,44 @@ def load_exercise(name, checks_dir=None) -> Exercise:
     ex = load_checks(find_exercise(name))
     if checks_dir is None:
         return ex
+    return merge(ex, load_checks(hidden_file(ex.id, checks_dir), hidden=True))
+
+
+def hidden_file(exercise_id: str, checks_dir) -> Path:
+    """The hidden-checks file of `exercise_id` in `checks_dir`, found by what it says (`exercise:`),
+    whatever it is called: `ex01_memory_budget.yaml`, `ex01.yaml`, `ex01/checks.yaml`, any *.yml.
+    ValueError when the folder has none for this exercise (an instructor who passes --checks
+    expects hidden checks: a class must never be graded on public checks only by a typo) or
+    more than one."""
     base = Path(checks_dir)
     if not base.is_dir():
         raise ValueError(f"--checks must be a folder of hidden checks; got {str(base)!r}")
-    for candidate in (base / f"{ex.id}.yaml", base / ex.id / "checks.yaml"):
-        if candidate.is_file():
-            return merge(ex, load_checks(candidate, hidden=True))
-    return ex
+    files = sorted({*base.glob("*.yaml"), *base.glob("*.yml"), *base.glob("*/checks.yaml"), *base.glob("*/checks.yml")})
+    found, named = [], {}
+    for f in files:
+        try:
+            data = yaml.safe_load(f.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise ValueError(f"--checks {base}: cannot read {f.name} ({str(exc)[:100]})") from None
+        ex_id = data.get("exercise") if isinstance(data, dict) else None
+        named[f] = ex_id
+        if ex_id == exercise_id:
+            found.append(f)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise ValueError(
+            f"--checks {base}: {len(found)} files hold hidden checks for {exercise_id}: "
+            + ", ".join(str(f.relative_to(base)) for f in found)
+            + "; keep one"
+        )
+    seen = (
+        ", ".join(f"{f.relative_to(base)} ({e or 'no exercise: field'})" for f, e in named.items()) or "no YAML files"
+    )
+    raise ValueError(
+        f"--checks {base} holds no hidden checks for {exercise_id} (found: {seen[:400]}); a hidden-checks file "
+        f"is any DIR/*.yaml whose 'exercise:' is {exercise_id}"
+    )
 
 
 def merge(public: Exercise, hidden: Exercise) -> Exercise:
@@ -251,7 +348,30 @@ def merge(public: Exercise, hidden: Exercise) -> Exercise:
         raise ValueError(f"hidden checks are for {hidden.id!r}, not {public.id!r}")
     by_name = {c.name: c for c in hidden.checks}
     checks = [by_name.pop(c.name, c) for c in public.checks] + list(by_name.values())
-    return replace(public, checks=tuple(checks), grading={**public.grading, **hidden.grading})
+    return replace(
+        public,
+        checks=tuple(checks),
+        grading={**public.grading, **hidden.grading},
+        variants={**public.variants, **hidden.variants},
+    )
+
+
+def params(exercise: Exercise, learner: str) -> dict:
+    """The parameters of `learner`'s variant of `exercise`: each picked from its list by
+    sha256(exercise id, learner id, parameter name), so the grader and the learner's self-check
+    compute the same numbers from the id alone, and two learners share all of them with probability
+    1 / (product of the list lengths). {} for an exercise without `variants`."""
+    out = {}
+    for name in sorted(exercise.variants):
+        values = exercise.variants[name]
+        h = hashlib.sha256(f"{exercise.id}\0{learner}\0{name}".encode("utf-8", "backslashreplace")).digest()
+        out[name] = values[int.from_bytes(h[:8], "big") % len(values)]
+    return out
+
+
+def default_params(exercise: Exercise) -> dict:
+    """The first value of every parameter (to check that every expr works before grading)."""
+    return {k: v[0] for k, v in exercise.variants.items()}
 
 
 _BUILTINS = {
@@ -290,7 +410,7 @@ def _number(value, check: Check):
     return value
 
 
-def expected_value(check: Check, inputs: dict | None = None):
+def expected_value(check: Check, inputs: dict | None = None, params: dict | None = None):
     """The expected answer in SI units (float or list of floats), a bool, or a tuple of accepted
     strings. Runs `expr` in this (the grader's) process; errors name the check. A check with
     `inputs` needs them: {name: the learner's plain value} (extracted from their notebook)."""
@@ -303,6 +423,7 @@ def expected_value(check: Check, inputs: dict | None = None):
             args=list(check.args or []),
             kwargs=dict(check.kwargs or {}),
             inputs=dict(inputs or {}),
+            params=dict(params or {}),
             np=importlib.import_module("numpy"),
             __builtins__=_BUILTINS,
         )
@@ -310,6 +431,8 @@ def expected_value(check: Check, inputs: dict | None = None):
             raw = eval(compile(check.expr, f"<check {check.name}>", "eval"), scope)
         except Exception as exc:
             raise ValueError(f"check {check.name}: expr {check.expr!r} failed: {type(exc).__name__}: {exc}") from exc
+    if check.kind in ("manual", "receipt"):
+        return None
     if check.kind in quantity.KINDS:
         return _number(raw, check)
     if check.kind == "bool":

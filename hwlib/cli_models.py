@@ -71,7 +71,7 @@ def cmd_moe(args) -> int:
         f"2 × {fmt(m.active_params())}",
         units.format_flops(f),
     )
-    kv = attention.kv_cache_bytes_for(m, args.seq)
+    kv = attention.kv_cache_bytes_for(m.name, args.seq)
     kind = m.attention["kind"].upper() + (f", window {m.sliding_window}" if m.sliding_window else "")
     rep.add(
         "kv_bytes_per_sequence",

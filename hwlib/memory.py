@@ -115,18 +115,21 @@ def kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, batch=1, dtype="bf16
 def kv_cache_bytes_for(model, seq_len, batch=1, dtype="bf16"):
     """kv_cache_bytes for a named shape: a `hwlib.models` shape (or its name, e.g. "llama-3-8b").
 
-    The shape must provide n_layers, n_kv_heads and head_dim. A shape with a sliding window W
-    (Mistral 7B) caches min(s, W) positions: KV = 2·L·h_kv·d_head·min(s, W)·B·b.
+    A ModelShape counts its own layers (`ModelShape.kv_cache_bytes`): min(s, W) positions in each
+    sliding-window layer (Mistral 7B: all; Gemma 2: half), s in the others, and the 512 + 64 latent
+    of multi-head latent attention (DeepSeek-V3). Any other object must provide n_layers, n_kv_heads
+    and head_dim: KV = 2·L·h_kv·d_head·s·B·b.
     """
     if isinstance(model, str):
         from . import models
 
         model = models.get(model)
+    if hasattr(model, "kv_cache_bytes"):
+        return model.kv_cache_bytes(seq_len, batch, dtype)
     missing = [a for a in ("n_layers", "n_kv_heads", "head_dim") if not hasattr(model, a)]
     if missing:
         raise ValueError(f"model must have n_layers, n_kv_heads and head_dim; {model!r} lacks {missing}")
-    cached = model.cached_tokens(seq_len) if hasattr(model, "cached_tokens") else seq_len  # min(s, W) rule: models
-    return kv_cache_bytes(model.n_layers, model.n_kv_heads, model.head_dim, cached, batch, dtype)
+    return kv_cache_bytes(model.n_layers, model.n_kv_heads, model.head_dim, seq_len, batch, dtype)
 
 
 def inference_bytes(n_params, dtype="bf16", kv_bytes=0.0):

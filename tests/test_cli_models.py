@@ -26,7 +26,7 @@ def test_moe_json_matches_library(capsys):
     step = moe.expert_parallel_step(m, 4096, 64, "H100 SXM", 50e9)
     assert data["all_to_all_s"] == pytest.approx(step["all_to_all_s"])
     assert json.loads(out)["details"]["bound"] == "all-to-all"
-    assert data["kv_bytes_per_sequence"] == attention.kv_cache_bytes_for(m, 4096)
+    assert data["kv_bytes_per_sequence"] == attention.kv_cache_bytes_for(m.name, 4096)
 
 
 def test_text_output_shows_formulas(capsys):

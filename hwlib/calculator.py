@@ -269,6 +269,17 @@ def _context(name, value, shape, default):
     return s
 
 
+def _kv_kind(shape) -> str:
+    """What the KV-cache label says about a shape's attention: MLA, a window on all or some layers."""
+    if shape.mla:
+        return f", MLA latent {shape.kv_lora_rank} + {shape.qk_rope_head_dim}"
+    if shape.sliding_window is None:
+        return ""
+    if shape.window_layers() == shape.n_layers:
+        return f", sliding window {shape.sliding_window}"
+    return f", window {shape.sliding_window} on {shape.window_layers()} of {shape.n_layers} layers"
+
+
 def _precision(gpu, precision):
     """bf16 where the part has it, else fp16 (T4); an explicit precision is checked by the spec sheet."""
     if precision is not None:
@@ -532,21 +543,25 @@ def estimate(
     else:
         est.missing["activation_bytes"] = "a model shape (model=...), for hidden size, layers and heads"
     kv = 0.0
-    window = None if shape is None or n_layers is not None else shape.sliding_window
-    if kv_shape[0] is not None:  # with a sliding window, a rolling buffer of the last W positions
-        cached, positions = (
-            (s_len, f"{s_len}") if window is None else (shape.cached_tokens(s_len), f"min({s_len}, {window})")
-        )
+    if shape is not None and n_layers is None:  # the shape counts its own layers: windows, MLA latent
         kv = put(
             "kv_cache_bytes",
-            f"KV cache ({kv_dtype}, {b} × {s_len} tokens"
-            + ("" if window is None else f", sliding window {window}")
-            + ")",
-            memory.kv_cache_bytes(*kv_shape, cached, b, kv_dtype),
+            f"KV cache ({kv_dtype}, {b} × {s_len} tokens" + _kv_kind(shape) + ")",
+            shape.kv_cache_bytes(s_len, b, kv_dtype),
             "bytes",
-            memory.FORMULAS["kv_cache_bytes" if window is None else "kv_cache_bytes.window"],
-            "hwlib.memory.kv_cache_bytes" if window is None else "hwlib.memory.kv_cache_bytes_for",
-            f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × {positions} × {b} × "
+            shape.kv_formula(),
+            "hwlib.models.ModelShape.kv_cache_bytes",
+            shape.kv_numbers(s_len, b, kv_dtype),
+        )
+    elif kv_shape[0] is not None:
+        kv = put(
+            "kv_cache_bytes",
+            f"KV cache ({kv_dtype}, {b} × {s_len} tokens)",
+            memory.kv_cache_bytes(*kv_shape, s_len, b, kv_dtype),
+            "bytes",
+            memory.FORMULAS["kv_cache_bytes"],
+            "hwlib.memory.kv_cache_bytes",
+            f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × {s_len} × {b} × "
             f"{memory.bytes_per_value(kv_dtype):g} B",
         )
     else:

@@ -102,6 +102,7 @@ def parse_amount(text) -> float:
 
 FLAGS = {
     "--model": dict(metavar="NAME", help="a named shape, e.g. llama-3-8b (hwlib.models)"),
+    "--config": dict(metavar="PATH", help="a Hugging Face config.json (hwlib.models.from_hf_config)"),
     "--params": dict(type=parse_count, metavar="N", help="parameter count N, e.g. 7e9 or 7B"),
     "--gpu": dict(metavar="NAME", help=GPU_HELP),
     "--gpus": dict(
@@ -126,6 +127,7 @@ FLAGS = {
     ),
     "--batch": dict(type=parse_whole, default=1, metavar="B", help="sequences processed together (default 1)"),
     "--dtype": dict(default="bf16", metavar="DTYPE", help="storage format of weights and KV cache (default bf16)"),
+    "--kv-dtype": dict(metavar="DTYPE", help="storage format of the KV cache when it differs from --dtype"),
     "--precision": dict(
         metavar="P", help="precision of the peak FLOP/s (default: the part's best 16-bit format, bf16; fp16 on a T4)"
     ),
@@ -194,19 +196,14 @@ class Report:
 
 
 def _model_and_params(args):
-    """(shape or None, N) from --model or --params."""
+    """(shape or None, N) from --model, --config or --params."""
+    if getattr(args, "config", None):
+        shape = models.from_hf_config(args.config)
+        return shape, float(shape.n_params())
     if getattr(args, "model", None):
         shape = models.get(args.model)
         return shape, float(shape.n_params())
     return None, args.params
-
-
-def _kv_positions(shape, seq) -> tuple[str, str | None]:
-    """How the KV rows print the cached positions: s, or min(s, W) with the sliding-window formula
-    for a shape that has one (Mistral 7B)."""
-    if shape.sliding_window is None:
-        return fmt(seq), None
-    return f"min({fmt(seq)}, {shape.sliding_window})", memory.FORMULAS["kv_cache_bytes.window"]
 
 
 def _bytes(x) -> str:
@@ -378,12 +375,15 @@ def cmd_roofline(args) -> int:
 def cmd_memory(args) -> int:
     shape, n = _model_and_params(args)
     b = memory.bytes_per_value(args.dtype)
+    kv_dtype = args.kv_dtype or args.dtype
+    memory.bytes_per_value(kv_dtype)  # ValueError naming the accepted formats
     args.seq = _seq(shape, args.seq)
     rep = Report(
         "memory",
         model=shape.name if shape else None,
         n_params=n,
         dtype=args.dtype,
+        kv_dtype=kv_dtype,
         seq_len=args.seq,
         batch=args.batch,
         gpu=None,
@@ -413,18 +413,16 @@ def cmd_memory(args) -> int:
         rep.say(f"  {part:<10}{v / n:g} B/param × {fmt(n)} = {_bytes(v)}")
     need = w
     if shape:
-        kv = memory.kv_cache_bytes_for(shape, args.seq, args.batch, args.dtype)
-        positions, windowed = _kv_positions(shape, args.seq)
+        kv = shape.kv_cache_bytes(args.seq, args.batch, kv_dtype)
         rep.add(
             "kv_cache_bytes",
-            f"KV cache ({args.batch} × {args.seq} tokens)",
+            f"KV cache ({kv_dtype}, {args.batch} × {args.seq} tokens)",
             kv,
             "bytes",
-            memory.kv_cache_bytes_for if windowed else memory.kv_cache_bytes,
-            f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × {positions} × "
-            f"{fmt(args.batch)} × {fmt(b)} B",
+            models.ModelShape.kv_cache_bytes,
+            shape.kv_numbers(args.seq, args.batch, kv_dtype),
             _bytes(kv),
-            formula=windowed,
+            formula=shape.kv_formula(),
         )
         need = rep.add(
             "inference_bytes",
@@ -539,12 +537,14 @@ def cmd_decode(args) -> int:
     args.precision = _precision(acc, args.precision)
     args.seq = _seq(shape, args.seq)
     w = memory.weights_bytes(n, args.dtype)
-    kv = memory.kv_cache_bytes_for(shape, args.seq, 1, args.dtype) if shape else 0.0
+    kv_dtype = args.kv_dtype or args.dtype
+    kv = shape.kv_cache_bytes(args.seq, 1, kv_dtype) if shape else 0.0
     rep = Report(
         "decode",
         model=shape.name if shape else None,
         n_params=n,
         dtype=args.dtype,
+        kv_dtype=kv_dtype,
         gpu=acc.name,
         precision=args.precision,
         bandwidth=acc.bandwidth,
@@ -561,17 +561,15 @@ def cmd_decode(args) -> int:
         _bytes(w),
     )
     if shape:
-        positions, windowed = _kv_positions(shape, args.seq)
         rep.add(
             "kv_bytes_per_sequence",
-            f"KV cache of one sequence ({args.seq} tokens)",
+            f"KV cache of one sequence ({kv_dtype}, {args.seq} tokens)",
             kv,
             "bytes",
-            memory.kv_cache_bytes_for if windowed else memory.kv_cache_bytes,
-            f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × "
-            f"{positions} × 1 × {fmt(memory.bytes_per_value(args.dtype))} B",
+            models.ModelShape.kv_cache_bytes,
+            shape.kv_numbers(args.seq, 1, kv_dtype),
             _bytes(kv),
-            formula=windowed,
+            formula=shape.kv_formula(),
         )
     else:
         rep.result.missing["kv_bytes_per_sequence"] = "a model shape: use --model"
@@ -647,6 +645,7 @@ def _common(p, fn, params_or_model=False):
         g = p.add_mutually_exclusive_group(required=True)
         flag(g, "--params")
         flag(g, "--model")
+        flag(g, "--config")
 
 
 def register(subparsers) -> None:
@@ -670,6 +669,7 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("memory", help="weights, training state and KV cache in bytes")
     flag(p, "--dtype")
+    flag(p, "--kv-dtype")
     flag(p, "--seq")
     flag(p, "--batch")
     flag(p, "--gpu", help="say whether it fits this accelerator; " + GPU_HELP)
@@ -694,6 +694,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("decode", help="bandwidth ceiling on decoding tokens/s")
     flag(p, "--gpu", required=True)
     flag(p, "--dtype")
+    flag(p, "--kv-dtype")
     flag(p, "--batch")
     flag(p, "--seq")
     flag(p, "--precision")

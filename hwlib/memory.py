@@ -23,7 +23,6 @@ FORMULAS = {
     "weights_bytes": "W = N·b",
     "training_state_bytes": "S = (2 + 2 + 4 + 8)·N = 16·N",
     "kv_cache_bytes": "KV = 2·L·h_kv·d_head·s·B·b",
-    "kv_cache_bytes.window": "KV = 2·L·h_kv·d_head·min(s, W)·B·b  (sliding window W)",
     "inference_bytes": "M = W + KV",
     "fits": "M·(1 + f) + C_ctx ≤ GPU memory",
     "devices_needed": "⌈M·(1 + f) / (GPU memory − C_ctx)⌉",

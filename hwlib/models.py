@@ -35,6 +35,8 @@ FORMULAS = {
     "ModelShape.params_read_per_step": "N_read = N − L_moe·(E − E_hit)·N_expert,  E_hit = E·(1 − (1 − k/E)^B)",
     "ModelShape.weights_read_per_step": "W_read = N_read·b,  N_read = N − L_moe·(E − E_hit)·N_expert,  E_hit = E·(1 − (1 − k/E)^B)",
     "ModelShape.kv_cache_bytes": "KV = 2·h_kv·d_head·(L_global·s + L_window·min(s, W))·B·b",
+    "ModelShape.kv_cache_bytes.full": "KV = 2·L·h_kv·d_head·s·B·b",
+    "ModelShape.kv_cache_bytes.window": "KV = 2·L·h_kv·d_head·min(s, W)·B·b  (sliding window W)",
     "ModelShape.kv_cache_bytes.mla": "KV = L·(d_c + d_rope)·s·B·b  (MLA latent, weights absorbed)",
 }
 """The formula each method of this module evaluates, as the calculators print it (the one copy)."""
@@ -231,6 +233,32 @@ class ModelShape:
         positions = (self.n_layers - windowed) * s + windowed * self.cached_tokens(s)
         return self.kv_values_per_position() * positions * b * dtypes.bytes_per_value(dtype)
 
+    def kv_formula(self) -> str:
+        """The formula `kv_cache_bytes` evaluates for this shape, from FORMULAS: MLA's latent, one window
+        for every layer (Mistral), hybrid window and global layers (Gemma), or full attention."""
+        if self.mla:
+            return FORMULAS["ModelShape.kv_cache_bytes.mla"]
+        if self.sliding_window is None:
+            return FORMULAS["ModelShape.kv_cache_bytes.full"]
+        if self.window_layers() == self.n_layers:
+            return FORMULAS["ModelShape.kv_cache_bytes.window"]
+        return FORMULAS["ModelShape.kv_cache_bytes"]
+
+    def kv_numbers(self, seq_len, batch=1, dtype: str = "bf16") -> str:
+        """The numbers put into `kv_formula()`, as the calculators print them beside the value."""
+        b = dtypes.bytes_per_value(dtype)
+        tail = f"{batch:g} × {b:g} B"
+        if self.mla:
+            return f"{self.n_layers} × ({self.kv_lora_rank} + {self.qk_rope_head_dim}) × {seq_len:g} × {tail}"
+        head = f"2 × {self.n_kv_heads} × {self.head_dim}"
+        if self.sliding_window is None:
+            return f"2 × {self.n_layers} × {self.n_kv_heads} × {self.head_dim} × {seq_len:g} × {tail}"
+        cached = f"min({seq_len:g}, {self.sliding_window})"
+        if self.window_layers() == self.n_layers:
+            return f"2 × {self.n_layers} × {self.n_kv_heads} × {self.head_dim} × {cached} × {tail}"
+        n_global = self.n_layers - self.window_layers()
+        return f"{head} × ({n_global} × {seq_len:g} + {self.window_layers()} × {cached}) × {tail}"
+
 
 def _layer_count(cfg, kind, n_layers) -> int:
     """Layers of a config's `layer_types` list with this kind ("sliding_attention")."""
@@ -260,29 +288,38 @@ def _optional(cfg, key, default, minimum=1):
 
 
 def from_hf_config(config, name: str | None = None, source: str | None = None) -> ModelShape:
-    """A ModelShape from a Hugging Face config.json: a dict, or a path to the file. Reads what the
-    `model_type`s of FAMILIES define: hidden_size, num_hidden_layers, num_attention_heads,
-    num_key_value_heads, head_dim (Qwen3, Gemma), intermediate_size, vocab_size,
-    max_position_embeddings, tie_word_embeddings, sliding_window with the layers it applies to
-    (layer_types; Gemma 2 alternates, Gemma 3 has sliding_window_pattern), experts (num_local_experts
-    or num_experts or n_routed_experts, num_experts_per_tok, n_shared_experts, moe_intermediate_size,
-    first_k_dense_replace) and MLA (q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
-    v_head_dim). A multimodal config's `text_config` is read (the vision tower is not counted).
-    A required field that is missing, or a model_type it does not know, raises ValueError by name."""
+    """A ModelShape from a Hugging Face config.json: a dict, or a path to the file (its folder names
+    the shape). The fields read and the refusals are those of `from_config_dict`."""
     if isinstance(config, (str, Path)):
         path = Path(config)
         try:
             cfg = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ValueError(f"config {str(path)!r} is not a readable config.json: {exc}") from None
-        name = name or path.parent.name or path.name
-        source = source or f"config.json at {path}"
-    else:
-        cfg = config
+        return from_config_dict(cfg, name or path.parent.name or path.name, source or f"config.json at {path}")
+    return from_config_dict(config, name, source)
+
+
+def from_config_dict(cfg, name=None, source=None) -> ModelShape:
+    """A ModelShape from a parsed config.json (the page's pasted config runs this one, compiled to
+    JavaScript). Reads what the `model_type`s of FAMILIES define: hidden_size, num_hidden_layers,
+    num_attention_heads, num_key_value_heads, head_dim (Qwen3, Gemma), intermediate_size, vocab_size,
+    max_position_embeddings, tie_word_embeddings, sliding_window with the layers it applies to
+    (layer_types; Gemma 2 alternates, Gemma 3 has sliding_window_pattern), experts (num_local_experts
+    or num_experts or n_routed_experts, num_experts_per_tok, n_shared_experts, moe_intermediate_size,
+    first_k_dense_replace) and MLA (q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
+    v_head_dim). A multimodal config's `text_config` is read (the vision tower is not counted).
+    A required field that is missing, or a model_type it does not know, raises ValueError by name;
+    a field transformers itself defaults (num_key_value_heads, head_dim, tie_word_embeddings) takes
+    transformers' default."""
     if not isinstance(cfg, dict):
         raise ValueError(f"config must be a dict (a parsed config.json) or a path to one; got {type(cfg).__name__}")
-    if isinstance(cfg.get("text_config"), dict):
-        cfg = {"model_type": cfg.get("model_type"), **cfg["text_config"]}
+    text = cfg.get("text_config")
+    if isinstance(text, dict):
+        merged = dict(text)
+        if "model_type" not in merged:
+            merged["model_type"] = cfg.get("model_type")
+        cfg = merged
     kind = cfg.get("model_type")
     if kind == "gemma3":
         kind = "gemma3_text"
@@ -349,6 +386,8 @@ def from_hf_config(config, name: str | None = None, source: str | None = None) -
         experts, top_k, ff_dense = _field(cfg, "n_routed_experts"), _field(cfg, "num_experts_per_tok"), ff
         shared = _optional(cfg, "n_shared_experts", 0, 0)
         dense, ff = _optional(cfg, "first_k_dense_replace", 0, 0), _field(cfg, "moe_intermediate_size")
+    if dense > layers:
+        raise ValueError(f"config: {dense} dense first layers is more than num_hidden_layers ({layers})")
     if top_k > experts:
         raise ValueError(f"config: num_experts_per_tok ({top_k}) must be at most the number of experts ({experts})")
     mla = {}

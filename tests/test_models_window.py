@@ -34,4 +34,4 @@ def test_cli_memory_shows_the_windowed_cache(capsys):
     doc = json.loads(capsys.readouterr().out)
     kv = next(q for q in doc["quantities"] if q["key"] == "kv_cache_bytes")
     assert kv["value"] == memory.kv_cache_bytes(32, 8, 128, 4096) and "min(8192, 4096)" in kv["inputs"]
-    assert kv["formula"] == memory.FORMULAS["kv_cache_bytes.window"]
+    assert kv["formula"] == models.FORMULAS["ModelShape.kv_cache_bytes.window"]

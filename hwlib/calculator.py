@@ -430,15 +430,29 @@ def estimate(
         )
 
     # --- memory -------------------------------------------------------------------------------
-    w = put(
-        "weights_bytes",
-        f"weights ({weights_dtype})",
-        memory.weights_bytes(n, weights_dtype),
-        "bytes",
-        memory.FORMULAS["weights_bytes"],
-        "hwlib.memory.weights_bytes",
-        f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B",
-    )
+    scheme = memory.quantization_scheme(weights_dtype) if shape is not None and n_params is None else None
+    if scheme is None:
+        w = put(
+            "weights_bytes",
+            f"weights ({weights_dtype})",
+            memory.weights_bytes(n, weights_dtype),
+            "bytes",
+            memory.FORMULAS["weights_bytes"],
+            "hwlib.memory.weights_bytes",
+            f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B",
+        )
+    else:  # a real checkpoint: group scales and zeros, embeddings and head in 16-bit
+        n_lin = memory.quantized_params(shape)
+        w = put(
+            "weights_bytes",
+            f"weights ({weights_dtype} as {memory.quantization_data()['schemes'][scheme]['name']}; "
+            "embeddings, head and norms 16-bit)",
+            memory.quantized_weights_bytes(shape, scheme),
+            "bytes",
+            memory.FORMULAS["quantized_weights_bytes"],
+            "hwlib.memory.quantized_weights_bytes",
+            f"N_lin = {_g(n_lin)} × {memory.quantized_bits_per_weight(scheme):.4g} bit / 8 + {_g(n - n_lin)} × 2 B",
+        )
     if tune == "none":
         put(
             "training_state_bytes",
@@ -569,10 +583,11 @@ def estimate(
     m_inf = put(
         "inference_bytes",
         "inference memory (weights + KV)",
-        memory.inference_bytes(n, weights_dtype, kv),
+        memory.serving_bytes(w, kv),
         "bytes",
-        memory.FORMULAS["inference_bytes"],
-        "hwlib.memory.inference_bytes",
+        memory.FORMULAS["serving_bytes"],
+        "hwlib.memory.serving_bytes",
+        f"{units.format_bytes(w)} + {units.format_bytes(kv)}",
     )
     need = memory.devices_needed(m_inf, acc.memory_bytes)
     g_s = _check.integer("serve_gpus", need if serve_gpus is None else serve_gpus)
@@ -683,16 +698,23 @@ def estimate(
     # --- decoding on the serving GPUs: a roofline of one step ---------------------------------
     step_flops = flops.forward_flops(n_act, b)
     w_read = w
-    if n_act != n:
+    if shape is not None and n_params is None:  # routed experts only; B rows of an untied embedding
         w_read = put(
             "weights_read_per_step",
-            f"weights read per decode step (batch {b}, uniform routing)",
-            shape.weights_read_per_step(b, weights_dtype),
+            f"weights read per decode step (batch {b}"
+            + (", uniform routing" if shape.n_experts > 1 else "")
+            + (", B rows of the input embedding" if not shape.tied_embeddings else "")
+            + ")",
+            memory.weights_read_bytes(shape, b, weights_dtype),
             "bytes",
-            models.FORMULAS["ModelShape.weights_read_per_step"],
-            "hwlib.models.ModelShape.weights_read_per_step",
-            f"E={shape.n_experts}, k={shape.top_k}, B={b}, L={shape.n_layers}, "
-            f"N_expert={_g(shape.expert_params())}, {memory.bytes_per_value(weights_dtype):g} B per weight",
+            memory.FORMULAS["weights_read_bytes"],
+            "hwlib.memory.weights_read_bytes",
+            (
+                f"E={shape.n_experts}, k={shape.top_k}, B={b}, N_expert={_g(shape.expert_params())}, "
+                if n_act != n
+                else ""
+            )
+            + f"W = {units.format_bytes(w)}, V={shape.vocab_size}, d={shape.d_model}, B={b}",
         )
     step_bytes = w_read + kv
     put(

@@ -206,6 +206,34 @@ def _model_and_params(args):
     return None, args.params
 
 
+def _weights_row(rep, shape, n, dtype):
+    """The weights row: N·b, or for a shape in a sub-16-bit format the checkpoint scheme it stands for
+    (group scales and zeros; embeddings, head and norms 16-bit), as `calculator.estimate` counts it."""
+    scheme = memory.quantization_scheme(dtype) if shape is not None else None
+    if scheme is None:
+        w = memory.weights_bytes(n, dtype)
+        return rep.add(
+            "weights_bytes",
+            f"weights ({dtype})",
+            w,
+            "bytes",
+            memory.weights_bytes,
+            f"{fmt(n)} × {fmt(memory.bytes_per_value(dtype))} B",
+            _bytes(w),
+        )
+    n_lin = memory.quantized_params(shape)
+    w = memory.quantized_weights_bytes(shape, scheme)
+    return rep.add(
+        "weights_bytes",
+        f"weights ({dtype} as {memory.quantization_data()['schemes'][scheme]['name']}; embeddings, head and norms 16-bit)",
+        w,
+        "bytes",
+        memory.quantized_weights_bytes,
+        f"N_lin = {fmt(n_lin)} × {memory.quantized_bits_per_weight(scheme):.4g} bit / 8 + {fmt(n - n_lin)} × 2 B",
+        _bytes(w),
+    )
+
+
 def _bytes(x) -> str:
     return f"{units.format_bytes(x)} ({units.format_bytes(x, binary=True)})"
 
@@ -374,7 +402,7 @@ def cmd_roofline(args) -> int:
 
 def cmd_memory(args) -> int:
     shape, n = _model_and_params(args)
-    b = memory.bytes_per_value(args.dtype)
+    memory.bytes_per_value(args.dtype)  # ValueError naming the accepted formats
     kv_dtype = args.kv_dtype or args.dtype
     memory.bytes_per_value(kv_dtype)  # ValueError naming the accepted formats
     args.seq = _seq(shape, args.seq)
@@ -390,15 +418,7 @@ def cmd_memory(args) -> int:
     )
     if shape:
         rep.say(f"{shape.name}: N = {n:,.0f} parameters ({shape.source})")
-    w = rep.add(
-        "weights_bytes",
-        f"weights ({args.dtype})",
-        memory.weights_bytes(n, args.dtype),
-        "bytes",
-        memory.weights_bytes,
-        f"{fmt(n)} × {fmt(b)} B",
-        _bytes(memory.weights_bytes(n, args.dtype)),
-    )
+    w = _weights_row(rep, shape, n, args.dtype)
     s = rep.add(
         "training_state_bytes",
         "training state (AdamW, mixed precision)",
@@ -427,11 +447,11 @@ def cmd_memory(args) -> int:
         need = rep.add(
             "inference_bytes",
             "inference memory (weights + KV)",
-            memory.inference_bytes(n, args.dtype, kv),
+            memory.serving_bytes(w, kv),
             "bytes",
-            memory.inference_bytes,
+            memory.serving_bytes,
             f"{fmt(w)} + {fmt(kv)} B",
-            _bytes(memory.inference_bytes(n, args.dtype, kv)),
+            _bytes(memory.serving_bytes(w, kv)),
         )
     else:
         rep.result.missing["kv_cache_bytes"] = "a model shape: use --model (see hwlib.models.names())"
@@ -536,7 +556,6 @@ def cmd_decode(args) -> int:
     acc = specs.get(args.gpu)
     args.precision = _precision(acc, args.precision)
     args.seq = _seq(shape, args.seq)
-    w = memory.weights_bytes(n, args.dtype)
     kv_dtype = args.kv_dtype or args.dtype
     kv = shape.kv_cache_bytes(args.seq, 1, kv_dtype) if shape else 0.0
     rep = Report(
@@ -551,15 +570,7 @@ def cmd_decode(args) -> int:
         batch=args.batch,
         seq_len=args.seq if shape else None,
     )
-    rep.add(
-        "weights_bytes",
-        f"weights ({args.dtype})",
-        w,
-        "bytes",
-        memory.weights_bytes,
-        f"{fmt(n)} × {fmt(memory.bytes_per_value(args.dtype))} B",
-        _bytes(w),
-    )
+    w = _weights_row(rep, shape, n, args.dtype)
     if shape:
         rep.add(
             "kv_bytes_per_sequence",
@@ -574,17 +585,19 @@ def cmd_decode(args) -> int:
     else:
         rep.result.missing["kv_bytes_per_sequence"] = "a model shape: use --model"
     w_read, n_act = w, n
-    if shape is not None and shape.n_experts > 1:  # a mixture of experts reads and runs only the experts it routes to
+    if shape is not None:  # routed experts only (a mixture), B rows of an untied input embedding
         n_act = shape.n_active_params()
-        w_read = shape.weights_read_per_step(args.batch, args.dtype)
+        w_read = memory.weights_read_bytes(shape, args.batch, args.dtype)
+        routed = f", k={shape.top_k} of E={shape.n_experts} experts, uniform routing" if shape.n_experts > 1 else ""
+        rows = "" if shape.tied_embeddings else ", B rows of the input embedding"
         rep.add(
             "weights_read_per_step",
-            f"weights read per step (batch {args.batch}, k={shape.top_k} of E={shape.n_experts} experts, uniform routing)",
+            f"weights read per step (batch {args.batch}{routed}{rows})",
             w_read,
             "bytes",
-            shape.weights_read_per_step,
-            f"E={shape.n_experts}, k={shape.top_k}, B={args.batch}, N_expert={fmt(shape.expert_params())}, "
-            f"b={fmt(memory.bytes_per_value(args.dtype))} B",
+            memory.weights_read_bytes,
+            (f"E={shape.n_experts}, k={shape.top_k}, N_expert={fmt(shape.expert_params())}, " if routed else "")
+            + f"W = {fmt(w)} B, V={shape.vocab_size}, d={shape.d_model}, B={args.batch}",
             _bytes(w_read),
         )
     tps = flops.decode_tokens_per_s_bound(w_read, acc.bandwidth, args.batch, kv)

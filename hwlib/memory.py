@@ -12,18 +12,24 @@ binary; `usable_bytes`, `fits` and `devices_needed` leave headroom and the CUDA 
 
 from __future__ import annotations
 
+import functools
 import math
+from pathlib import Path
 
-from . import _check, dtypes
+from . import _check, dtypes, models
 
 BYTES_PER_VALUE = dtypes.STORAGE_BYTES
 """Storage bytes per value by dtype name: `hwlib.dtypes.STORAGE_BYTES`, the one table."""
 RECOMPUTE = ("none", "selective", "full")
 FORMULAS = {
     "weights_bytes": "W = N·b",
+    "quantized_bits_per_weight": "b_q = b + (s + z)/g + s₂/(g·g₂)",
+    "weights_read_bytes": "W_read = W − (N − N_read)·b_lin − (V − min(B, V))·d·b_emb  (B rows of an untied embedding)",
+    "quantized_weights_bytes": "W_q = N_lin·b_q/8 + (N − N_lin)·2 B  (embeddings, head, norms in 16-bit)",
     "training_state_bytes": "S = (2 + 2 + 4 + 8)·N = 16·N",
     "kv_cache_bytes": "KV = 2·L·h_kv·d_head·s·B·b",
-    "inference_bytes": "M = W + KV",
+    "inference_bytes": "M = N·b + KV",
+    "serving_bytes": "M = W + KV",
     "fits": "M·(1 + f) + C_ctx ≤ GPU memory",
     "devices_needed": "⌈M·(1 + f) / (GPU memory − C_ctx)⌉",
     "training_bytes_per_device": "M = state per GPU + activations",
@@ -76,6 +82,102 @@ def weights_bytes(n_params, dtype="bf16"):
     return n * bytes_per_value(dtype)
 
 
+QUANTIZATION_PATH = Path(__file__).with_name("data") / "quantization.yaml"
+
+
+@functools.cache
+def quantization_data() -> dict:
+    """hwlib/data/quantization.yaml: schemes (bits, group, scale and zero bits, source), the scheme each
+    sub-16-bit format stands for, and published checkpoint sizes."""
+    import yaml
+
+    return yaml.safe_load(QUANTIZATION_PATH.read_text(encoding="utf-8"))
+
+
+def quantization_scheme(name) -> str:
+    """The scheme key for a scheme ("awq-w4-g128") or a calculator format that stands for one ("int4"
+    -> "awq-w4-g128"); None for a 16-bit or wider format, which stores every weight alike."""
+    data = quantization_data()
+    if name in data["schemes"]:
+        return name
+    key = dtypes.name(name, "dtype")
+    if key in data["formats"]:
+        return data["formats"][key]
+    return None
+
+
+def quantized_bits_per_weight(scheme) -> float:
+    """Stored bits per quantized weight: b_q = b + (s + z)/g + s₂/(g·g₂), with b bits per weight, a scale
+    of s and a zero point of z bits per group of g weights, and (double quantization) a second-level
+    scale of s₂ bits per g₂ groups. AWQ/GPTQ w4 g128: 4 + 20/128 = 4.156; NF4 with double
+    quantization: 4 + 8/64 + 32/(64·256) = 4.127 (Dettmers et al. 2023 §3); NVFP4: 4 + 8/16 = 4.5."""
+    data = quantization_data()
+    if scheme not in data["schemes"] and scheme not in data["formats"]:
+        raise ValueError(
+            f"scheme must be one of {', '.join(data['schemes'])} or a format that stands for one "
+            f"({', '.join(data['formats'])}); got {scheme!r}"
+        )
+    s = data["schemes"][quantization_scheme(scheme)]
+    bits = float(s["bits"])
+    if s["group"]:
+        bits += (s["scale_bits"] + s["zero_bits"]) / s["group"]
+        if s.get("group2"):
+            bits += s["scale2_bits"] / (s["group"] * s["group2"])
+    return bits
+
+
+def model_shape(model):
+    """A `hwlib.models.ModelShape`, or its name looked up in hwlib.models; anything else: ValueError."""
+    if isinstance(model, str):
+        return models.get(model)
+    if not isinstance(model, models.ModelShape):
+        raise ValueError(f"model must be a hwlib.models.ModelShape or a model name; got {model!r}")
+    return model
+
+
+def quantized_params(model) -> float:
+    """N_lin: the weights a quantization scheme stores in its format, the linear layers of the blocks
+    (attention and MLP experts): N minus the token embedding, output head, learned positions, norms
+    and MoE routers, which checkpoints keep in 16-bit. `model`: a ModelShape or its name."""
+    model = model_shape(model)
+    routers = model.n_moe_layers() * model.router_params()
+    return float(model.n_params() - model.embedding_params() - model.norm_params() - routers)
+
+
+def quantized_weights_bytes(model, scheme="awq-w4-g128"):
+    """Weights as a quantized checkpoint stores them: W_q = N_lin·b_q/8 + (N − N_lin)·2  [bytes], the
+    linear layers at `quantized_bits_per_weight(scheme)` and the rest (embeddings, head, norms,
+    routers) in 16-bit. Llama 3 8B in AWQ w4 g128: 5.73 GB, not the 4.02 GB of 0.5 B per parameter.
+    Checked against published checkpoint sizes (hwlib/data/quantization.yaml)."""
+    model = model_shape(model)
+    n_lin = quantized_params(model)
+    return n_lin * quantized_bits_per_weight(scheme) / 8.0 + (model.n_params() - n_lin) * 2.0
+
+
+def stored_weights_bytes(model, dtype="bf16"):
+    """Weights of a shape as stored in `dtype`: a sub-16-bit format as the checkpoint scheme it stands for
+    (`quantization_scheme`: int4 -> AWQ w4 g128, with 16-bit embeddings and head), else N·b  [bytes]."""
+    model = model_shape(model)
+    scheme = quantization_scheme(dtype)
+    if scheme is None:
+        return weights_bytes(model.n_params(), dtype)
+    return quantized_weights_bytes(model, scheme)
+
+
+def weights_read_bytes(model, batch=1, dtype="bf16"):
+    """Weight bytes one decoding step of B tokens reads: the stored weights W (`stored_weights_bytes`)
+    less the experts no token of the batch is routed to, (N − N_read)·b_lin
+    (`ModelShape.params_read_per_step`), and less the rows of an untied input embedding it does not
+    look up, (V − min(B, V))·d·b_emb (`ModelShape.unread_embedding_params`). b_lin and b_emb are the
+    stored bytes of a linear-layer and an embedding weight (16-bit embeddings in a quantized scheme)."""
+    model = model_shape(model)
+    scheme = quantization_scheme(dtype)
+    b_lin = bytes_per_value(dtype) if scheme is None else quantized_bits_per_weight(scheme) / 8.0
+    b_emb = bytes_per_value(dtype) if scheme is None else 2.0
+    unread_experts = model.n_params() - model.params_read_per_step(batch)
+    return stored_weights_bytes(model, dtype) - unread_experts * b_lin - model.unread_embedding_params(batch) * b_emb
+
+
 def training_state_breakdown(n_params) -> dict:
     """Mixed-precision AdamW state per parameter, in bytes: bf16 weights 2, bf16 gradients 2,
     fp32 master weights 4, Adam's two fp32 moments 8 (16 in total).
@@ -120,8 +222,6 @@ def kv_cache_bytes_for(model, seq_len, batch=1, dtype="bf16"):
     and head_dim: KV = 2·L·h_kv·d_head·s·B·b.
     """
     if isinstance(model, str):
-        from . import models
-
         model = models.get(model)
     if hasattr(model, "kv_cache_bytes"):
         return model.kv_cache_bytes(seq_len, batch, dtype)
@@ -139,6 +239,12 @@ def inference_bytes(n_params, dtype="bf16", kv_bytes=0.0):
     """
     kv = _check.nonnegative("kv_bytes", kv_bytes)
     return weights_bytes(n_params, dtype) + kv
+
+
+def serving_bytes(weights_bytes, kv_bytes=0.0):
+    """Serving memory from stored weights: M = W + KV  [bytes] (W from `stored_weights_bytes` for a
+    quantized checkpoint, where `inference_bytes`' N × b would undercount the 16-bit embeddings)."""
+    return _check.positive("weights_bytes", weights_bytes) + _check.nonnegative("kv_bytes", kv_bytes)
 
 
 def usable_bytes(capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTEXT_BYTES):

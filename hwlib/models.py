@@ -186,6 +186,14 @@ class ModelShape:
         hit = self.n_experts * (1.0 - (1.0 - self.top_k / self.n_experts) ** b)
         return self.n_params() - self.n_moe_layers() * (self.n_experts - hit) * self.expert_params()
 
+    def unread_embedding_params(self, batch=1) -> float:
+        """Input-embedding weights a decoding step of B tokens does not read: (V − min(B, V))·d for an
+        untied embedding (a lookup reads B rows), 0 when tied (the output head reads the whole matrix)."""
+        b = _check.positive("batch", batch)
+        if self.tied_embeddings:
+            return 0.0
+        return float((self.vocab_size - min(b, self.vocab_size)) * self.d_model)
+
     def weights_read_per_step(self, batch=1, dtype: str = "bf16") -> float:
         """W_read = N_read · b: bytes of weights one decoding step of B tokens reads (params_read_per_step
         times `hwlib.dtypes.bytes_per_value(dtype)`)  [bytes]."""

@@ -504,7 +504,9 @@ def estimate(
         )
         state = frozen + adapters
     fit_text = (
-        f"{units.format_bytes(acc.memory_bytes, binary=True)}, f = {memory.HEADROOM:g}, "
+        f"{units.format_bytes(acc.visible_memory_bytes(), binary=True)}"
+        + ("" if acc.ecc_memory_bytes is None else " visible with ECC on")
+        + f", f = {memory.HEADROOM:g}, "
         f"C_ctx = {units.format_bytes(memory.CUDA_CONTEXT_BYTES, binary=True)}"
     )
     if shape is not None:
@@ -548,7 +550,7 @@ def estimate(
         put(
             "fits_training",
             f"training fits one {acc.name}",
-            memory.fits(total, acc.memory_bytes),
+            memory.fits(total, acc.visible_memory_bytes()),
             "",
             memory.FORMULAS["fits"],
             "hwlib.memory.fits",
@@ -589,7 +591,7 @@ def estimate(
         "hwlib.memory.serving_bytes",
         f"{units.format_bytes(w)} + {units.format_bytes(kv)}",
     )
-    need = memory.devices_needed(m_inf, acc.memory_bytes)
+    need = memory.devices_needed(m_inf, acc.visible_memory_bytes())
     g_s = _check.integer("serve_gpus", need if serve_gpus is None else serve_gpus)
     put(
         "gpus_to_serve",
@@ -604,7 +606,7 @@ def estimate(
         put(
             "fits_serving",
             f"weights + KV cache fit {g_s} × {acc.name}",
-            memory.fits(m_inf / g_s, acc.memory_bytes),
+            memory.fits(m_inf / g_s, acc.visible_memory_bytes()),
             "",
             memory.FORMULAS["fits"],
             "hwlib.memory.fits",

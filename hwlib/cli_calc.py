@@ -244,14 +244,20 @@ def _capacity(acc) -> str:
 
 
 def _fit_words(acc) -> str:
+    ecc = (
+        ""
+        if acc.ecc_memory_bytes is None
+        else f", {units.format_bytes(acc.ecc_memory_bytes, binary=True)} visible with ECC on as clouds run it"
+    )
     return (
-        f"{acc.name} has {_capacity(acc)}; a fit leaves {memory.HEADROOM:.0%} headroom and "
+        f"{acc.name} has {_capacity(acc)}{ecc}; a fit leaves {memory.HEADROOM:.0%} headroom and "
         f"{units.format_bytes(memory.CUDA_CONTEXT_BYTES, binary=True)} of CUDA context free"
     )
 
 
 _SPEC_UNITS = {
     "memory_bytes": "bytes",
+    "ecc_memory_bytes": "bytes",
     "bandwidth": "bytes/s",
     "l2_bytes": "bytes",
     "compute_units": "",
@@ -461,7 +467,7 @@ def cmd_memory(args) -> int:
         rep.inputs["gpu"] = acc.name
         rep.say(_fit_words(acc) + ":")
         for what, m in (("inference", need), ("training_state", s)):
-            ok = memory.fits(m, acc.memory_bytes)
+            ok = memory.fits(m, acc.visible_memory_bytes())
             rep.add(
                 f"fits_{what}",
                 f"{what.replace('_', ' ')} fits one {acc.name}",
@@ -474,11 +480,11 @@ def cmd_memory(args) -> int:
             rep.add(
                 f"gpus_needed_{what}",
                 f"{acc.name} GPUs for the {what.replace('_', ' ')}",
-                memory.devices_needed(m, acc.memory_bytes),
+                memory.devices_needed(m, acc.visible_memory_bytes()),
                 "",
                 memory.devices_needed,
                 f"M = {units.format_bytes(m)}",
-                f"{memory.devices_needed(m, acc.memory_bytes)} GPU(s)",
+                f"{memory.devices_needed(m, acc.visible_memory_bytes())} GPU(s)",
             )
         rep.say("(activations not counted; `hwlib estimate` adds them)")
     return rep.emit(args.json)
@@ -611,7 +617,7 @@ def cmd_decode(args) -> int:
         f"{units.format_quantity(tps, 'tokens/s')} ({units.format_quantity(tps / args.batch, 'per sequence')})",
     )
     need = w + args.batch * kv
-    gpus = memory.devices_needed(need, acc.memory_bytes)
+    gpus = memory.devices_needed(need, acc.visible_memory_bytes())
     rep.add(
         "fits_one_device",
         f"weights + KV cache fit one {acc.name}",
@@ -624,7 +630,7 @@ def cmd_decode(args) -> int:
     if gpus > 1:
         rep.warn(
             f"weights + KV cache ({units.format_bytes(need)}) do not fit one {acc.name} "
-            f"({units.format_bytes(acc.memory_bytes, binary=True)}, less {memory.HEADROOM:.0%} headroom "
+            f"({units.format_bytes(acc.visible_memory_bytes(), binary=True)} visible, less {memory.HEADROOM:.0%} headroom "
             f"and the CUDA context): they need {gpus} devices; the ceilings assume one device held them"
         )
     if args.precision not in acc.precisions():  # e.g. a T4 has no bf16 rate: the bandwidth bound still stands

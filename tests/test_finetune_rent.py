@@ -92,7 +92,8 @@ def test_rent_fits_under_the_books_one_memory_budget():
                 r = rent.evaluate(task, acc.name)
             except (KeyError, ValueError):  # no dated price for this part
                 continue
-            assert r["usable_bytes"] == memory.usable_bytes(acc.memory_bytes)
-            assert r["fits"] == memory.fits(r["memory_bytes"], acc.memory_bytes), (task, acc.name)
+            # the memory a program sees: a T4 or L4 with ECC on (as clouds run them) shows 1/16 less
+            assert r["usable_bytes"] == memory.usable_bytes(acc.visible_memory_bytes())
+            assert r["fits"] == memory.fits(r["memory_bytes"], acc.visible_memory_bytes()), (task, acc.name)
             checked += 1
     assert checked >= 10

@@ -231,6 +231,15 @@ def quantity(key, label, value, unit, function, inputs="", formula=None) -> Quan
     return Quantity(key, label, value, unit, text, function_name(function), inputs)
 
 
+MAX_GPUS = 10**6
+"""More GPUs than any cluster has (the largest announced ones have a few times 10^5): refused."""
+MAX_BATCH = 10**6
+"""Sequences decoded or trained together per step beyond which an input is refused as a typo."""
+MAX_TOKENS = 1e17
+"""Training tokens beyond which an input is refused (the largest runs use about 10^13-10^14)."""
+MAX_PARAMS = 1e15
+"""Parameter counts beyond which an input is refused (the largest models have about 10^12)."""
+
 DEFAULT_SEQ_LEN = 4096
 """Tokens per sequence when `estimate` is not given seq_len / train_seq_len (capped at the model's
 context)."""
@@ -267,6 +276,13 @@ def _context(name, value, shape, default):
             f"give at most {shape.max_context}"
         )
     return s
+
+
+def _at_most(name, value, limit, what):
+    """`value`, or ValueError naming the field when it is past what any real setup has."""
+    if value > limit:
+        raise ValueError(f"{name}={_g(value)} is more than {_g(limit)} {what}: no real setup has that many")
+    return value
 
 
 def _kv_kind(shape) -> str:
@@ -345,12 +361,12 @@ def estimate(
         )
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
     prec = _precision(acc, precision)
-    g = _check.integer("n_gpus", n_gpus)
+    g = _at_most("n_gpus", _check.integer("n_gpus", n_gpus), MAX_GPUS, "GPUs")
     u = _check.fraction("mfu", mfu)
     s_len = _context("seq_len", seq_len, shape, DEFAULT_SEQ_LEN)
     s_train = _context("train_seq_len", train_seq_len, shape, DEFAULT_SEQ_LEN)
-    b = _check.integer("batch", batch)
-    mb = _check.integer("micro_batch", micro_batch)
+    b = _at_most("batch", _check.integer("batch", batch), MAX_BATCH, "sequences")
+    mb = _at_most("micro_batch", _check.integer("micro_batch", micro_batch), MAX_BATCH, "sequences")
     attn = _check.choice("attention", attention, memory.ATTENTION)
     tune = _check.choice("finetune", finetune, ("none",) + tuple(m for m in ft.METHODS if m != "full"))
     if tune != "none" and shape is None:
@@ -403,7 +419,12 @@ def estimate(
     # --- model size -------------------------------------------------------------------------
     if n_params is not None:
         n = put(
-            "n_params", "parameters N (given)", _check.positive("n_params", n_params), "params", "", "argument n_params"
+            "n_params",
+            "parameters N (given)",
+            _at_most("n_params", _check.positive("n_params", n_params), MAX_PARAMS, "parameters"),
+            "params",
+            "",
+            "argument n_params",
         )
     else:
         n = put(
@@ -474,6 +495,11 @@ def estimate(
         )
     else:
         rank = _check.integer("lora_rank", lora_rank)
+        if rank > shape.d_model:
+            raise ValueError(
+                f"lora_rank={lora_rank!r} is more than d_model ({shape.d_model}) of {shape.name}: a low-rank "
+                f"adapter has rank at most the width; give at most {shape.d_model}"
+            )
         lora = put(
             "trainable_params",
             f"trainable adapter parameters (rank {rank}, every linear layer)",
@@ -591,26 +617,70 @@ def estimate(
         "hwlib.memory.serving_bytes",
         f"{units.format_bytes(w)} + {units.format_bytes(kv)}",
     )
-    need = memory.devices_needed(m_inf, acc.visible_memory_bytes())
-    g_s = _check.integer("serve_gpus", need if serve_gpus is None else serve_gpus)
-    put(
-        "gpus_to_serve",
-        f"{acc.name} GPUs needed to hold it",
-        need,
-        "",
-        memory.FORMULAS["devices_needed"],
-        "hwlib.memory.devices_needed",
-        f"M = {units.format_bytes(m_inf)}; {fit_text}",
-    )
+    cap = acc.visible_memory_bytes()
+    need = memory.devices_needed(m_inf, cap)
+    kv_heads = None if shape is None else 1 if shape.mla else shape.n_kv_heads
+    tp = 0 if shape is None else memory.tensor_parallel_devices(w, kv, cap, shape.n_heads, kv_heads)
+    if shape is not None and tp:
+        put(
+            "gpus_to_serve",
+            f"{acc.name} GPUs to serve it (tensor parallel: a divisor of the {shape.n_heads} heads)",
+            tp,
+            "",
+            memory.FORMULAS["tensor_parallel_devices"],
+            "hwlib.memory.tensor_parallel_devices",
+            f"W = {units.format_bytes(w)}, KV = {units.format_bytes(kv)}, h = {shape.n_heads}, "
+            f"h_kv = {kv_heads}; {fit_text}",
+        )
+        if tp > need:
+            est.warnings.append(
+                f"{need} × {acc.name} hold the weights and KV cache, but tensor parallelism splits the "
+                f"{shape.n_heads} attention heads evenly: {tp} GPUs serve it"
+            )
+    else:
+        put(
+            "gpus_to_serve",
+            f"{acc.name} GPUs needed to hold it",
+            need,
+            "",
+            memory.FORMULAS["devices_needed"],
+            "hwlib.memory.devices_needed",
+            f"M = {units.format_bytes(m_inf)}; {fit_text}",
+        )
+        if shape is not None:
+            est.warnings.append(
+                f"no tensor-parallel degree that divides the {shape.n_heads} heads holds it on {acc.name}s: "
+                f"{need} GPUs is a memory count only (a pipeline across nodes is not modelled)"
+            )
+    g_s = _check.integer("serve_gpus", (tp or need) if serve_gpus is None else serve_gpus)
+    if serve_gpus is not None and g_s > MAX_GPUS:
+        raise ValueError(f"serve_gpus={serve_gpus!r} is more than {MAX_GPUS} GPUs; give a count a cluster has")
+    if serve_gpus is not None and shape is not None and shape.n_heads % g_s:
+        raise ValueError(
+            f"serve_gpus={serve_gpus!r}: tensor parallelism splits the {shape.n_heads} attention heads of "
+            f"{shape.name} evenly; give a divisor of {shape.n_heads}"
+        )
+    kv_copies = 1.0 if shape is None else memory.kv_replication(g_s, kv_heads)
+    if kv_copies > 1:
+        put(
+            "kv_replication",
+            f"KV-cache copies on {g_s} GPUs ({kv_heads} KV head{'s' if kv_heads > 1 else ''} each held by "
+            f"{kv_copies:g} GPUs)",
+            kv_copies,
+            "",
+            memory.FORMULAS["kv_replication"],
+            "hwlib.memory.kv_replication",
+            f"t = {g_s}, h_kv = {kv_heads}",
+        )
     if serve_gpus is not None:
         put(
             "fits_serving",
             f"weights + KV cache fit {g_s} × {acc.name}",
-            memory.fits(m_inf / g_s, acc.visible_memory_bytes()),
+            memory.fits((w + kv_copies * kv) / g_s, cap),
             "",
             memory.FORMULAS["fits"],
             "hwlib.memory.fits",
-            f"M = {units.format_bytes(m_inf)} / {g_s} GPUs; {fit_text}",
+            f"M = ({units.format_bytes(w)} + {kv_copies:g} × {units.format_bytes(kv)}) / {g_s} GPUs; {fit_text}",
         )
 
     # --- compute, time, cost ----------------------------------------------------------------
@@ -633,7 +703,7 @@ def estimate(
         f"2 × {_g(n_act)} × 1" + (" (active parameters)" if n_act != n else ""),
     )
     if tokens is not None:
-        d = _check.positive("tokens", tokens)
+        d = _at_most("tokens", _check.positive("tokens", tokens), MAX_TOKENS, "tokens")
         if tune == "none":
             c = put(
                 "training_flops",
@@ -718,7 +788,7 @@ def estimate(
             )
             + f"W = {units.format_bytes(w)}, V={shape.vocab_size}, d={shape.d_model}, B={b}",
         )
-    step_bytes = w_read + kv
+    step_bytes = w_read + kv_copies * kv  # each GPU reads its share of the weights and its KV copies
     put(
         "ridge_point",
         f"ridge point of {acc.name} ({prec})",

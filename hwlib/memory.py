@@ -31,6 +31,8 @@ FORMULAS = {
     "inference_bytes": "M = N·b + KV",
     "serving_bytes": "M = W + KV",
     "fits": "M·(1 + f) + C_ctx ≤ GPU memory",
+    "kv_replication": "r = max(1, t / h_kv)  (MLA: r = t, one latent per token)",
+    "tensor_parallel_devices": "t = min{t ≥ 1 : h mod t = 0, (W + r(t)·KV)·(1 + f) ≤ t·(GPU memory − C_ctx)}",
     "devices_needed": "⌈M·(1 + f) / (GPU memory − C_ctx)⌉",
     "training_bytes_per_device": "M = state per GPU + activations",
 }
@@ -403,6 +405,32 @@ def activation_bytes_for(
         ffn_hidden=model.top_k * model.d_ff,  # a mixture of experts: the MLPs of k experts per token
         gated_mlp=bool(model.gated_mlp),
     )
+
+
+def kv_replication(tensor_parallel, n_kv_heads) -> float:
+    """Copies of the KV cache tensor parallelism over t GPUs keeps: each GPU holds h_kv / t KV heads,
+    and when t exceeds h_kv each head is held by t / h_kv GPUs: r = max(1, t / h_kv). An MLA latent
+    is one shared "head" (h_kv = 1): every GPU keeps the whole latent cache."""
+    t = _check.integer("tensor_parallel", tensor_parallel)
+    kv = _check.integer("n_kv_heads", n_kv_heads)
+    return max(1.0, t / kv)
+
+
+def tensor_parallel_devices(weights_bytes, kv_bytes, capacity_bytes, n_heads, n_kv_heads) -> int:
+    """The fewest GPUs that serve a model by tensor parallelism: a degree t that divides the h attention
+    heads (each GPU computes h / t of them; Shoeybi et al. 2019) and holds the weights and the KV cache
+    with its replication r(t) (`kv_replication`) under `fits`' headroom and CUDA context. 0 when no
+    divisor of h holds it (a pipeline across nodes would be needed, which this does not model)."""
+    w = _check.positive("weights_bytes", weights_bytes)
+    kv = _check.nonnegative("kv_bytes", kv_bytes)
+    heads = _check.integer("n_heads", n_heads)
+    use = usable_bytes(capacity_bytes)
+    t = 1
+    while t <= heads:
+        if heads % t == 0 and (w + kv_replication(t, n_kv_heads) * kv) <= t * use:
+            return t
+        t += 1
+    return 0
 
 
 def training_bytes_per_device(state_bytes, activation_bytes):

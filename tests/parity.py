@@ -106,7 +106,15 @@ def estimate_case(rng: random.Random) -> dict:
     case["seq_len"] = rng.randint(1, context)
     case["train_seq_len"] = None if rng.random() < 0.3 else rng.randint(1, context)
     if case["model"] is not None and rng.random() < 0.3:  # a LoRA / QLoRA fine-tune (frozen weights: no ZeRO)
-        case.update(finetune=rng.choice(["lora", "qlora"]), lora_rank=rng.choice([4, 8, 16, 64, 256]), zero_stage=0)
+        width = (
+            models.get(model).d_model
+            if isinstance(model, str)
+            else model["custom"]["d_model"]
+            if "custom" in model
+            else models.from_config_dict(model["config"]).d_model
+        )
+        ranks = [r for r in (4, 8, 16, 64, 256) if r <= width]  # a rank above d_model is refused
+        case.update(finetune=rng.choice(["lora", "qlora"]), lora_rank=rng.choice(ranks), zero_stage=0)
     if case["model"] is None:
         case["n_params"] = _log_uniform(rng, 1e6, 2e12)
         if rng.random() < 0.8:
@@ -121,7 +129,9 @@ def bad_estimate_cases(rng: random.Random) -> list[dict]:
     changes += [{"tokens": v} for v in (-1.0, 0.0, math.nan, math.inf)] + [{"seq_len": v} for v in (0, -5, 1.5)]
     changes += [{"seq_len": 8193}, {"train_seq_len": 10**6}, {"micro_batch": 0}, {"attention": "fast"}, {"batch": 2.5}]
     changes += [{"finetune": "dora"}, {"finetune": "lora", "zero_stage": 3}, {"finetune": "qlora", "lora_rank": 0}]
-    changes += [{"finetune": "lora", "model": None, "n_params": 7e9}]
+    changes += [{"finetune": "lora", "model": None, "n_params": 7e9}, {"finetune": "lora", "lora_rank": 8192}]
+    changes += [{"n_gpus": 1e30}, {"batch": 10**12}, {"tokens": 1e30}, {"micro_batch": 10**9}]
+    changes += [{"model": None, "n_params": 8e37}, {"model": "Llama 3 405B", "serve_gpus": 11}]
     changes += [
         {"batch": 0},
         {"price_per_hour": -3.0},
@@ -169,7 +179,7 @@ def estimate_outcome(case: dict):
         est = calculator.estimate(**to_python(case))
     except (ValueError, KeyError) as err:
         return ("error", type(err).__name__, str(err.args[0]) if err.args else "")
-    return ("ok", {"rows": est.rows(), "missing": dict(est.missing)})
+    return ("ok", {"rows": est.rows(), "missing": dict(est.missing), "warnings": list(est.warnings)})
 
 
 def compare_estimate(py: dict, js: dict) -> float:
@@ -183,6 +193,8 @@ def compare_estimate(py: dict, js: dict) -> float:
         assert err <= 1e-12, (a["key"], a["value"], b["value"])
         worst = max(worst, err)
     assert py["missing"] == js["missing"]
+    if "warnings" in js:  # the page shows them beside the numbers (tests/browser reads the table only)
+        assert [normalize_message(w) for w in py["warnings"]] == [normalize_message(w) for w in js["warnings"]]
     return worst
 
 
@@ -231,5 +243,5 @@ ESTIMATE_JS = """(hw, c) => {
   const est = hw.call("hwlib.calculator.estimate", kw);
   const rows = Object.values(est.quantities).map((q) => ({key: q.key, label: q.label, value: q.value, unit: q.unit,
     text: hw.call("hwlib.calculator.Quantity.text", {self: q}), formula: q.formula, inputs: q.inputs}));
-  return {rows, missing: est.missing};
+  return {rows, missing: est.missing, warnings: est.warnings};
 }"""

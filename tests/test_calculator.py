@@ -218,3 +218,34 @@ def test_unknown_names_raise_keyerror():
         calculator.estimate(n_params=1e9, gpu="H1000")
     with pytest.raises(KeyError, match="model"):
         calculator.estimate(model="Llama 9 1T")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"n_gpus": 1e30}, "n_gpus=1e30"),
+        ({"batch": 10**12}, "batch=1e12"),
+        ({"tokens": 1e30}, "tokens=1e30"),
+        ({"model": None, "n_params": 8e37}, "n_params=8e37"),
+        ({"finetune": "lora", "lora_rank": 8192}, "lora_rank=8192"),
+        ({"model": "Llama 3 405B", "serve_gpus": 11}, "serve_gpus=11"),
+    ],
+)
+def test_absurd_inputs_are_refused_by_field_name(kwargs, field):
+    with pytest.raises(ValueError, match=field.replace("+", r"\+")):
+        calculator.estimate(**({"model": "Llama 3 8B"} | kwargs))
+
+
+def test_serving_uses_a_tensor_parallel_degree_the_heads_allow():
+    est = calculator.estimate(model="Llama 3 405B", seq_len=4096)
+    m = models.get("Llama 3 405B")
+    held = memory.devices_needed(est.inference_bytes, H100.memory_bytes)
+    assert held == 11 and est.gpus_to_serve == 16 and m.n_heads % 16 == 0  # 11 is no divisor of 128 heads
+    assert any("16 GPUs serve it" in w for w in est.warnings)
+    # 16-way tensor parallelism over 8 KV heads keeps each KV head on two GPUs
+    assert est.kv_replication == 2 == memory.kv_replication(16, m.n_kv_heads)
+    usable = memory.usable_bytes(H100.memory_bytes)
+    assert est.weights_bytes + 2 * est.kv_cache_bytes <= 16 * usable
+    assert memory.tensor_parallel_devices(est.weights_bytes, est.kv_cache_bytes, H100.memory_bytes, 128, 8) == 16
+    one = calculator.estimate(model="Llama 3 8B")
+    assert one.gpus_to_serve == 1 and not one.warnings and "kv_replication" not in one

@@ -179,7 +179,9 @@ def test_one_copy_of_each_formula_text():
             assert f'"{text}"' not in source, (module.__name__, text)
     est = calculator.estimate(model="gpt2")
     assert est["weights_bytes"].formula == memory.FORMULAS["weights_bytes"] == "W = N·b"
-    assert est["gpus_to_serve"].formula == memory.FORMULAS["devices_needed"]
+    assert est["gpus_to_serve"].formula == memory.FORMULAS["tensor_parallel_devices"]
+    bare = calculator.estimate(n_params=7e9)  # no heads to split: the memory count alone
+    assert bare["gpus_to_serve"].formula == memory.FORMULAS["devices_needed"]
 
 
 def test_formula_texts_match_the_numbers():
@@ -241,6 +243,18 @@ BAD = [
     ),
     (memory.inference_bytes, dict(n_params=7e9, kv_bytes=-1), "kv_bytes"),
     (memory.serving_bytes, dict(weights_bytes=0, kv_bytes=1), "weights_bytes"),
+    (memory.kv_replication, dict(tensor_parallel=0, n_kv_heads=8), "tensor_parallel"),
+    (memory.kv_replication, dict(tensor_parallel=16, n_kv_heads=0.5), "n_kv_heads"),
+    (
+        memory.tensor_parallel_devices,
+        dict(weights_bytes=1e9, kv_bytes=0, capacity_bytes=80e9, n_heads=0, n_kv_heads=8),
+        "n_heads",
+    ),
+    (
+        memory.tensor_parallel_devices,
+        dict(weights_bytes=-1, kv_bytes=0, capacity_bytes=80e9, n_heads=8, n_kv_heads=8),
+        "weights_bytes",
+    ),
     (memory.serving_bytes, dict(weights_bytes=1e9, kv_bytes=-1), "kv_bytes"),
     (memory.quantization_scheme, dict(name="q3"), "q3"),
     (memory.quantized_bits_per_weight, dict(scheme="awq-w3"), "scheme"),

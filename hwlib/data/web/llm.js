@@ -154,8 +154,9 @@ function update() {
     tbody.replaceChildren(...rows.map((r) => h("tr", {}, h("th", { scope: "row", text: r.label }),
       h("td", { class: "hwlib-value" }, h("output", { "data-key": r.key, "data-value": String(r.value), text: r.text })),
       h("td", { class: "hwlib-formula" }, h("code", { text: r.formula })), h("td", { class: "hwlib-inputs", text: r.inputs }))));
-    missing.replaceChildren(...Object.entries(est.missing).map(([k, why]) => h("li", { text: `${k} not computed: it needs ${why}` })));
-    markReady({ rows: rows.map(({ __class__, ...r }) => r), missing: est.missing }, record);
+    missing.replaceChildren(...est.warnings.map((w) => h("li", { class: "hwlib-warning", text: `Note: ${w}` })),
+      ...Object.entries(est.missing).map(([k, why]) => h("li", { text: `${k} not computed: it needs ${why}` })));
+    markReady({ rows: rows.map(({ __class__, ...r }) => r), missing: est.missing, warnings: est.warnings }, record);
   } catch (err) {
     showError(err);
     tbody.replaceChildren();

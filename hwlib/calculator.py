@@ -724,6 +724,32 @@ def estimate(
                 "hwlib.finetune.finetune_flops",
                 f"4 × {_g(n_act)} × {_g(d)}" + (" (active parameters)" if n_act != n else ""),
             )
+        if shape is not None:  # attention's QKᵀ and AV over the training context: published MFUs count them
+            c_att = put(
+                "attention_flops",
+                f"attention FLOPs (QKᵀ and AV over s = {s_train} tokens)",
+                flops.attention_training_flops(shape.attention_flops_per_token(s_train), d),
+                "FLOP",
+                flops.FORMULAS["attention_training_flops"],
+                "hwlib.flops.attention_training_flops",
+                f"3 × {_g(shape.attention_flops_per_token(s_train))} × {_g(d)}  "
+                f"(F_attn: {models.FORMULAS['ModelShape.attention_flops_per_token']})",
+            )
+            put(
+                "model_flops",
+                "model FLOPs (weights + attention: what published MFUs count)",
+                flops.model_flops(c, c_att),
+                "FLOP",
+                flops.FORMULAS["model_flops"],
+                "hwlib.flops.model_flops",
+                f"{_g(c)} + {_g(c_att)}",
+            )
+            if c_att > 0.1 * c:
+                est.warnings.append(
+                    f"attention adds {units.format_pct(c_att / c)} to the weights' FLOPs at {s_train} tokens "
+                    "of context; the published MFUs count it, so the time below, from the weights' FLOPs "
+                    "at such an MFU, is that much too short (model_flops has both)"
+                )
         t = put(
             "training_time_s",
             f"training time on {g} × {acc.name}",

@@ -34,6 +34,7 @@ FORMULAS = {
     "ModelShape.n_active_params": "N_active = embeddings + Σ_layers (attention + dense MLP or k routed + shared experts + router) + norms",
     "ModelShape.params_read_per_step": "N_read = N − L_moe·(E − E_hit)·N_expert,  E_hit = E·(1 − (1 − k/E)^B)",
     "ModelShape.weights_read_per_step": "W_read = N_read·b,  N_read = N − L_moe·(E − E_hit)·N_expert,  E_hit = E·(1 − (1 − k/E)^B)",
+    "ModelShape.attention_flops_per_token": "F_attn = 2·h·(d_qk + d_v)·(L_global·s + L_window·min(s, W))",
     "ModelShape.kv_cache_bytes": "KV = 2·h_kv·d_head·(L_global·s + L_window·min(s, W))·B·b",
     "ModelShape.kv_cache_bytes.full": "KV = 2·L·h_kv·d_head·s·B·b",
     "ModelShape.kv_cache_bytes.window": "KV = 2·L·h_kv·d_head·min(s, W)·B·b  (sliding window W)",
@@ -240,6 +241,19 @@ class ModelShape:
         windowed = self.window_layers()
         positions = (self.n_layers - windowed) * s + windowed * self.cached_tokens(s)
         return self.kv_values_per_position() * positions * b * dtypes.bytes_per_value(dtype)
+
+    def attention_flops_per_token(self, seq_len) -> float:
+        """Forward FLOPs per token of attention's two context-sized products, QKᵀ and the weighted sum of
+        V, which no parameter counts: 2·h·(d_qk + d_v) per position attended, s positions in a global
+        layer and min(s, W) in a window layer [FLOP]. Counted over the whole context, causal mask or
+        not, as PaLM (Chowdhery et al. 2022, Appendix B: 6ND + 12·L·h·d_head·s for training) and the
+        published MFUs that use its count do. MLA: d_qk = d_head + d_rope, d_v = v_head_dim."""
+        s = _check.positive("seq_len", seq_len)
+        d_qk = self.head_dim + (self.qk_rope_head_dim if self.mla else 0)
+        d_v = (self.v_head_dim or self.head_dim) if self.mla else self.head_dim
+        windowed = self.window_layers()
+        positions = (self.n_layers - windowed) * s + windowed * self.cached_tokens(s)
+        return 2.0 * self.n_heads * (d_qk + d_v) * positions
 
     def kv_formula(self) -> str:
         """The formula `kv_cache_bytes` evaluates for this shape, from FORMULAS: MLA's latent, one window

@@ -65,6 +65,10 @@ BAD = [
     (flops.forward_flops, dict(n_params=float("nan"), n_tokens=1), "n_params"),
     (flops.forward_flops, dict(n_params=1, n_tokens=0), "n_tokens"),
     (flops.training_flops, dict(n_params=-1, n_tokens=1), "n_params"),
+    (flops.attention_training_flops, dict(attention_flops_per_token=0, n_tokens=1), "attention_flops_per_token"),
+    (flops.attention_training_flops, dict(attention_flops_per_token=1e9, n_tokens=-1), "n_tokens"),
+    (flops.model_flops, dict(parameter_flops=1e20, attention_flops=-1), "attention_flops"),
+    (flops.model_flops, dict(parameter_flops=float("nan")), "parameter_flops"),
     (flops.training_flops, dict(n_params=1, n_tokens=float("inf")), "n_tokens"),
     (flops.prefill_flops, dict(n_params=1e9, prompt_tokens=0), "prompt_tokens"),
     (flops.prefill_flops, dict(n_params=1e9, prompt_tokens=10, batch=0), "batch"),
@@ -109,3 +113,26 @@ BAD = [
 
 
 test_bad_input_names_the_argument, test_every_public_function_has_a_bad_input_case = badinput.make_tests(flops, BAD)
+
+
+def test_attention_flops_are_palms_count():
+    """PaLM (Chowdhery et al. 2022, Appendix B): training FLOPs per token 6N + 12·L·h·d_head·s."""
+    from hwlib import calculator, models
+
+    m = models.get("Llama 3 405B")
+    per_token = m.attention_flops_per_token(8192)
+    assert per_token == 2 * m.n_heads * 2 * m.head_dim * m.n_layers * 8192
+    assert flops.attention_training_flops(per_token, 1) == 12 * m.n_layers * m.n_heads * m.head_dim * 8192
+    est = calculator.estimate(m, tokens=15.6e12, train_seq_len=8192, n_gpus=16384)
+    assert est.model_flops == est.training_flops + est.attention_flops
+    assert est.attention_flops / est.training_flops == pytest.approx(0.0833, abs=1e-3)  # 8 % at 8k: no warning
+    assert not [w for w in est.warnings if "attention adds" in w]
+    # at 128k context attention outweighs the weights: the estimate says so
+    long = calculator.estimate("Llama 3 8B", tokens=1e12, train_seq_len=131072 // 16)
+    assert long.attention_flops > 0.1 * long.training_flops and any("attention adds" in w for w in long.warnings)
+    # a window caps what a sliding layer attends to: Gemma 2 9B's 21 window layers stop at 4096
+    g = models.get("Gemma 2 9B")
+    assert g.attention_flops_per_token(8192) == 2 * g.n_heads * 2 * g.head_dim * (21 * 8192 + 21 * 4096)
+    # MLA: queries and keys are d_head + d_rope = 192 wide, values 128
+    v3 = models.get("DeepSeek-V3")
+    assert v3.attention_flops_per_token(4096) == 2 * 128 * (192 + 128) * 61 * 4096

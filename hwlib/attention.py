@@ -50,19 +50,27 @@ def swa_kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, window, batch=1,
     return memory.kv_cache_bytes(n_layers, n_kv_heads, head_dim, min(s, w), batch, dtype)
 
 
+def _model(shape):
+    """A `hwlib.models` shape from a shape, its name, or an `hwlib.moe` view of one."""
+    from . import models
+
+    if isinstance(shape, models.ModelShape):
+        return shape
+    return models.get(shape if isinstance(shape, str) else getattr(shape, "name", shape))
+
+
 def kv_cache_bytes_for(shape, seq_len, batch=1, dtype="bf16"):
-    """KV cache of a ``hwlib.models`` shape or its name ("DeepSeek-V3", "Mistral 7B", "Gemma 2 9B"): the
-    one count, `memory.kv_cache_bytes_for` (MLA latent, sliding-window layers, GQA from its config)."""
-    return memory.kv_cache_bytes_for(shape, seq_len, batch, dtype)
+    """KV cache of a ``hwlib.models`` shape, its name ("DeepSeek-V3", "Mistral 7B", "Gemma 2 9B") or an
+    ``hwlib.moe`` view of one: the one count, `memory.kv_cache_bytes_for` (MLA latent,
+    sliding-window layers, GQA from its config)."""
+    return memory.kv_cache_bytes_for(_model(shape), seq_len, batch, dtype)
 
 
 def mha_equivalent_kv_bytes(shape, seq_len, batch=1, dtype="bf16"):
     """What the same shape would cache with full multi-head attention (2 · L · h · d_h per token).
     For MLA d_h is the per-head dimension without the decoupled RoPE part (d_nope = 128 in
     DeepSeek-V2/V3), as DeepSeek-V2 Table 1 compares MHA's 2·n_h·d_h·l with MLA's (d_c + d_h^R)·l."""
-    from . import models
-
-    s = models.get(shape) if isinstance(shape, str) else shape
+    s = _model(shape)
     return memory.kv_cache_bytes(s.n_layers, s.n_heads, s.head_dim, seq_len, batch, dtype)
 
 

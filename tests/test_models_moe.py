@@ -1,4 +1,4 @@
-"""Mixture-of-experts shapes in hwlib.models (read from hwlib/data/moe.yaml) and in the calculator:
+"""Mixture-of-experts shapes in hwlib.models (read from hwlib/data/models.yaml) and in the calculator:
 memory from the total parameter count, FLOPs from the active one, decode bytes from the experts a
 batch touches (chapter 7, "Expert parallelism")."""
 

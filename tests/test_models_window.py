@@ -1,5 +1,5 @@
 """Sliding-window attention in hwlib.models and the calculators: Mistral 7B (read from
-hwlib/data/moe.yaml) caches only the last W = 4096 positions (Jiang et al. 2023 §2)."""
+hwlib/data/models.yaml) caches only the last W = 4096 positions (Jiang et al. 2023 §2)."""
 
 import json
 

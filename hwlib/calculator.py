@@ -720,7 +720,7 @@ def estimate(
                 f"fine-tuning compute ({tune}: no weight gradients for frozen weights)",
                 ft.finetune_flops(n_act, d, tune, recompute=False),
                 "FLOP",
-                ft.FORMULAS["finetune_flops"],
+                ft.FORMULAS["finetune_flops.adapters"],
                 "hwlib.finetune.finetune_flops",
                 f"4 × {_g(n_act)} × {_g(d)}" + (" (active parameters)" if n_act != n else ""),
             )

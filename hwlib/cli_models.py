@@ -178,15 +178,16 @@ def cmd_finetune(args) -> int:
         )
     if args.tokens:
         n_act = shape.n_active_params()  # a mixture of experts computes with its active experts only
-        c = finetune.finetune_flops(n_act, args.tokens, args.method)
+        c = finetune.finetune_flops(n_act, args.tokens, args.method, recompute=False)  # model FLOPs, as at an MFU
         rep.add(
             "training_flops",
-            "fine-tuning compute" + (" (N = active parameters)" if n_act != n else ""),
+            "fine-tuning model FLOPs" + (" (N = active parameters)" if n_act != n else ""),
             c,
             "FLOP",
             finetune.finetune_flops,
             f"N = {fmt(n_act)}, D = {fmt(args.tokens)}",
             units.format_flops(c),
+            formula=_of(finetune, "finetune_flops." + ("full" if args.method == "full" else "adapters")),
         )
     else:
         rep.result.missing["training_flops"] = "--tokens D (the fine-tuning tokens)"

@@ -131,7 +131,7 @@ def evaluate(task: str, accelerator, usd_per_hour=None) -> dict:
         return out
     if key == "qlora-7b":
         need = finetune.model_finetune_bytes(shape, "qlora", t["rank"], t["seq_len"], t["batch"])["total"]
-        work = finetune.finetune_flops(n, t["tokens"], "qlora", recompute=True)
+        work = finetune.finetune_flops(n, t["tokens"], "qlora", recompute=False)  # model FLOPs at the MFU
     else:
         act = memory.activation_bytes(t["seq_len"], t["batch"], shape.d_model, shape.n_layers, shape.n_heads)
         need = memory.training_state_bytes(n) + act

@@ -564,14 +564,23 @@ def estimate(
                 f"s={s_train}, b={mb}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}, "
                 + (f"f={shape.top_k} × {shape.d_ff}" if shape.top_k > 1 else f"f={shape.d_ff}"),
             )
+        z = put(
+            "logits_bytes",
+            f"logits for the loss (fp32, {mb} × {s_train} tokens × V = {shape.vocab_size})",
+            memory.logits_bytes(s_train, mb, shape.vocab_size),
+            "bytes",
+            memory.FORMULAS["logits_bytes"],
+            "hwlib.memory.logits_bytes",
+            f"{s_train} × {mb} × {shape.vocab_size} × 4 B",
+        )
         total = put(
             "training_bytes_per_gpu",
             "training memory per GPU" + ("" if tune == "none" else f" ({tune} fine-tune)"),
-            memory.training_bytes_per_device(state, act),
+            memory.training_bytes_per_device(state, act, z),
             "bytes",
-            memory.FORMULAS["training_bytes_per_device"],
+            memory.FORMULAS["training_bytes_per_device.logits"],
             "hwlib.memory.training_bytes_per_device",
-            f"{units.format_bytes(state)} + {units.format_bytes(act)}",
+            f"{units.format_bytes(state)} + {units.format_bytes(act)} + {units.format_bytes(z)}",
         )
         put(
             "fits_training",

@@ -35,6 +35,8 @@ FORMULAS = {
     "tensor_parallel_devices": "t = min{t ≥ 1 : h mod t = 0, (W + r(t)·KV)·(1 + f) ≤ t·(GPU memory − C_ctx)}",
     "devices_needed": "⌈M·(1 + f) / (GPU memory − C_ctx)⌉",
     "training_bytes_per_device": "M = state per GPU + activations",
+    "training_bytes_per_device.logits": "M = state per GPU + activations + logits",
+    "logits_bytes": "Z = s·b·V·4 B  (fp32 logits for the loss)",
 }
 """The formula each function of this module evaluates, as the calculators print it (one copy: the
 calculator, the command line and the page read it from here; `activation_formula` and
@@ -433,10 +435,25 @@ def tensor_parallel_devices(weights_bytes, kv_bytes, capacity_bytes, n_heads, n_
     return 0
 
 
-def training_bytes_per_device(state_bytes, activation_bytes):
-    """Training memory per device M = state per GPU + activations  [bytes] (ZeRO shard from
-    `zero_bytes_per_device`, activations from `activation_bytes`). Source: chapter 9, memory budget."""
-    return _check.nonnegative("state_bytes", state_bytes) + _check.nonnegative("activation_bytes", activation_bytes)
+def training_bytes_per_device(state_bytes, activation_bytes, logits_bytes=0.0):
+    """Training memory per device M = state per GPU + activations (+ logits)  [bytes] (ZeRO shard from
+    `zero_bytes_per_device`, activations from `activation_bytes`, the loss's logits from
+    `logits_bytes`). Source: chapter 9, memory budget."""
+    return (
+        _check.nonnegative("state_bytes", state_bytes)
+        + _check.nonnegative("activation_bytes", activation_bytes)
+        + _check.nonnegative("logits_bytes", logits_bytes)
+    )
+
+
+def logits_bytes(seq_len, batch, vocab_size, bytes_per_value=4.0):
+    """The output logits a training step keeps for the cross-entropy loss: Z = s·b·V·4  [bytes] in fp32,
+    as frameworks upcast them (the activation count, a per-layer one, leaves them out). Llama 3 8B at
+    8,192 tokens and a 128,256-token vocabulary: 4.2 GB per sequence."""
+    s = _check.positive("seq_len", seq_len)
+    b = _check.positive("batch", batch)
+    v = _check.integer("vocab_size", vocab_size)
+    return s * b * v * _check.positive("bytes_per_value", bytes_per_value)
 
 
 def zero_formula(stage, optimizer_bytes_per_param=12) -> str:

@@ -307,6 +307,9 @@ BAD = [
     ),
     (memory.zero_bytes_per_device, dict(n_params=0, n_devices=8, stage=1), "n_params"),
     (memory.training_bytes_per_device, dict(state_bytes=-1, activation_bytes=1e9), "state_bytes"),
+    (memory.training_bytes_per_device, dict(state_bytes=1, activation_bytes=1, logits_bytes=-1), "logits_bytes"),
+    (memory.logits_bytes, dict(seq_len=8192, batch=1, vocab_size=0), "vocab_size"),
+    (memory.logits_bytes, dict(seq_len=0, batch=1, vocab_size=128256), "seq_len"),
     (memory.training_bytes_per_device, dict(state_bytes=1e9, activation_bytes=float("nan")), "activation_bytes"),
 ]
 
@@ -317,3 +320,13 @@ test_bad_input_names_the_argument, test_every_public_function_has_a_bad_input_ca
 def test_recompute_error_lists_modes():
     with pytest.raises(ValueError, match="none, selective, full"):
         memory.activation_bytes(8, 1, 64, 2, 4, recompute="partial")
+
+
+def test_logits_buffer_of_llama_3_8b():
+    """8,192 tokens x a 128,256-token vocabulary x 4 B (fp32 logits) = 4.2 GB, counted in training memory."""
+    from hwlib import calculator
+
+    assert memory.logits_bytes(8192, 1, 128256) == 8192 * 128256 * 4 == pytest.approx(4.2e9, rel=0.01)
+    est = calculator.estimate("Llama 3 8B", train_seq_len=8192)
+    assert est.logits_bytes == memory.logits_bytes(8192, 1, 128256)
+    assert est.training_bytes_per_gpu == est.training_state_per_gpu + est.activation_bytes + est.logits_bytes

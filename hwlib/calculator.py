@@ -240,6 +240,38 @@ MAX_TOKENS = 1e17
 MAX_PARAMS = 1e15
 """Parameter counts beyond which an input is refused (the largest models have about 10^12)."""
 
+
+def _owned_formulas() -> dict:
+    """{"hwlib.module.function": [formula texts]}: every FORMULAS entry of the modules estimate draws on,
+    under its function and (for variants such as "kv_cache_bytes.mla") under the function it refines."""
+    owned = {}
+    for module in (models, memory, flops, roofline, specs, ft):
+        for name, text in module.FORMULAS.items():
+            parts = name.split(".")
+            for i in range(1, len(parts) + 1):
+                owned.setdefault(f"{module.__name__}.{'.'.join(parts[:i])}", []).append(text)
+    return owned
+
+
+OWNED_FORMULAS = _owned_formulas()
+"""The formula texts each hwlib function owns: a Quantity may only print one of its function's."""
+BUILT_FORMULAS = ("hwlib.memory.zero_bytes_per_device", "hwlib.memory.activation_bytes_for")
+"""Functions whose formula text is built from their arguments (memory.zero_formula, activation_formula)."""
+
+
+def check_credit(key, formula, function):
+    """Refuse a quantity whose formula is not one its function owns (OWNED_FORMULAS): a formula credited
+    to the wrong function is an error, not a wrong line in the table. Functions whose formula text
+    is built from their arguments (memory.zero_formula, activation_formula) own no fixed text."""
+    if not formula or function in BUILT_FORMULAS:
+        return
+    owned = OWNED_FORMULAS.get(function)
+    if owned is None:
+        raise ValueError(f"quantity {key!r}: {function} has no formula in its module's FORMULAS")
+    if formula not in owned:
+        raise ValueError(f"quantity {key!r}: the formula {formula!r} is not one of {function}'s")
+
+
 DEFAULT_SEQ_LEN = 4096
 """Tokens per sequence when `estimate` is not given seq_len / train_seq_len (capped at the model's
 context)."""
@@ -413,6 +445,7 @@ def estimate(
     q = est.quantities
 
     def put(key, label, value, unit, formula, function, inputs=""):
+        check_credit(key, formula, function)
         q[key] = Quantity(key, label, value, unit, formula, function, inputs)
         return value
 
@@ -516,7 +549,7 @@ def estimate(
             parts["weights"],
             "bytes",
             ft.FORMULAS["model_finetune_bytes.weights." + tune],
-            "hwlib.finetune.finetune_bytes",
+            "hwlib.finetune.model_finetune_bytes",
             f"N={_g(n)}",
         )
         adapters = put(
@@ -525,7 +558,7 @@ def estimate(
             parts["adapters"],
             "bytes",
             ft.FORMULAS["model_finetune_bytes.adapters"],
-            "hwlib.finetune.finetune_bytes",
+            "hwlib.finetune.model_finetune_bytes",
             f"N_lora={_g(lora)}",
         )
         state = frozen + adapters

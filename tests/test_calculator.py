@@ -249,3 +249,18 @@ def test_serving_uses_a_tensor_parallel_degree_the_heads_allow():
     assert memory.tensor_parallel_devices(est.weights_bytes, est.kv_cache_bytes, H100.memory_bytes, 128, 8) == 16
     one = calculator.estimate(model="Llama 3 8B")
     assert one.gpus_to_serve == 1 and not one.warnings and "kv_replication" not in one
+
+
+def test_a_formula_credited_to_the_wrong_function_is_an_error():
+    """estimate's put() checks every row against the FORMULAS of the function it names."""
+    with pytest.raises(ValueError, match="not one of hwlib.flops.forward_flops's"):
+        calculator.check_credit("x", flops.FORMULAS["training_flops"], "hwlib.flops.forward_flops")
+    with pytest.raises(ValueError, match="has no formula"):  # the old credit of the QLoRA weights row
+        calculator.check_credit("x", "4.127 bit × N (NF4 + double quant)", "hwlib.finetune.finetune_bytes")
+    calculator.check_credit(
+        "x", models.FORMULAS["ModelShape.kv_cache_bytes.mla"], "hwlib.models.ModelShape.kv_cache_bytes"
+    )
+    est = calculator.estimate("Llama 2 7B", tokens=1e9, finetune="qlora")
+    assert (
+        est["finetune_weights_bytes"].function == est["adapter_bytes"].function == "hwlib.finetune.model_finetune_bytes"
+    )

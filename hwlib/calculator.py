@@ -162,7 +162,8 @@ class Estimate:
         w1 = max(len(r["label"]) for r in rows)
         w2 = max(len(r["text"]) for r in rows)
         lines = [f"{r['label']:<{w1}}  {r['text']:>{w2}}   {r['formula']}" for r in rows]
-        return "\n".join(lines + [f"({k}: needs {v})" for k, v in self.missing.items()])
+        notes = [f"({k}: needs {v})" for k, v in self.missing.items()] + [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines + notes)
 
     def _repr_html_(self) -> str:
         cells = "".join(
@@ -505,7 +506,7 @@ def estimate(
             "bytes",
             memory.FORMULAS["quantized_weights_bytes"],
             "hwlib.memory.quantized_weights_bytes",
-            f"N_lin = {_g(n_lin)} × {memory.quantized_bits_per_weight(scheme):.4g} bit / 8 + {_g(n - n_lin)} × 2 B",
+            f"{_g(n_lin)} × {memory.quantized_bits_per_weight(scheme):.4g} bit / 8 + {_g(n - n_lin)} × 2 B",
         )
     if tune == "none":
         put(

@@ -229,7 +229,7 @@ def _weights_row(rep, shape, n, dtype):
         w,
         "bytes",
         memory.quantized_weights_bytes,
-        f"N_lin = {fmt(n_lin)} × {memory.quantized_bits_per_weight(scheme):.4g} bit / 8 + {fmt(n - n_lin)} × 2 B",
+        f"{fmt(n_lin)} × {memory.quantized_bits_per_weight(scheme):.4g} bit / 8 + {fmt(n - n_lin)} × 2 B",
         _bytes(w),
     )
 

@@ -158,6 +158,17 @@ def quantized_weights_bytes(model, scheme="awq-w4-g128"):
     return n_lin * quantized_bits_per_weight(scheme) / 8.0 + (model.n_params() - n_lin) * 2.0
 
 
+def gguf_bytes(n_params, quant="Q4_K_M"):
+    """A GGUF (llama.cpp) file of `quant`: W = N·bpw/8  [bytes], bpw the average bits per weight of the
+    whole file as llama.cpp measured it for Llama 3.1 8B (hwlib/data/quantization.yaml, `gguf`;
+    Q4_K_M 4.89, Q8_0 8.50). k-quant mixtures differ a little from model to model, so this is the
+    published average, not a per-tensor count."""
+    types = quantization_data()["gguf"]["types"]
+    if quant not in types:
+        raise ValueError(f"quant must be one of the GGUF types {', '.join(types)}; got {quant!r}")
+    return float(n_params) * types[quant]["bpw"] / 8.0
+
+
 def stored_weights_bytes(model, dtype="bf16"):
     """Weights of a shape as stored in `dtype`: a sub-16-bit format as the checkpoint scheme it stands for
     (`quantization_scheme`: int4 -> AWQ w4 g128, with 16-bit embeddings and head), else N·b  [bytes]."""

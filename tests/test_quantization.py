@@ -60,3 +60,21 @@ def test_decode_reads_b_rows_of_an_untied_embedding():
     assert memory.weights_read_bytes(tied, 1) == memory.weights_bytes(tied.n_params())
     q = memory.weights_read_bytes(m, 1, "int4")
     assert q == memory.quantized_weights_bytes(m) - (m.vocab_size - 1) * m.d_model * 2
+
+
+@pytest.mark.parametrize("quant", list(DATA["gguf"]["types"]))
+def test_gguf_sizes_match_llama_cpp_table(quant):
+    # llama.cpp's own table: bits per weight and the file size in GiB for Llama 3.1 8B
+    row = DATA["gguf"]["types"][quant]
+    n = models.get(DATA["gguf"]["model"]).n_params()
+    assert memory.gguf_bytes(n, quant) / 2**30 == pytest.approx(row["gib"], abs=0.006)
+    assert DATA["gguf"]["source"] in DATA["sources"]
+
+
+def test_gguf_refuses_unknown_type_by_name():
+    with pytest.raises(ValueError, match="GGUF types.*Q4_K_M.*got 'Q4_K_Z'"):
+        memory.gguf_bytes(8e9, "Q4_K_Z")
+
+
+def test_every_checkpoint_size_says_how_sure_it_is():
+    assert all(c.get("confidence") in {"high", "medium", "low"} for c in DATA["checkpoints"])

@@ -736,15 +736,29 @@ def estimate(
         "hwlib.specs.Accelerator.peak_flops",
         acc.name,
     )
-    put(
-        "forward_flops_per_token",
-        "forward FLOPs per token" + (" (N = active parameters)" if n_act != n else ""),
-        flops.forward_flops(n_act, 1),
-        "FLOP",
-        flops.FORMULAS["forward_flops"],
-        "hwlib.flops.forward_flops",
-        f"2 × {_g(n_act)} × 1" + (" (active parameters)" if n_act != n else ""),
-    )
+    if shape is not None and n_params is None:
+        lookup = float(shape.lookup_params())
+        put(
+            "forward_flops_per_token",
+            "forward FLOPs per token (multiplied weights: the input-embedding lookup left out)"
+            + (" (N = active parameters)" if n_act != n else ""),
+            flops.forward_flops_shaped(n_act, lookup, 1),
+            "FLOP",
+            flops.FORMULAS["forward_flops_shaped"],
+            "hwlib.flops.forward_flops_shaped",
+            f"2 × ({_g(n_act)} − {_g(lookup)}) × 1" + (" (active parameters)" if n_act != n else ""),
+        )
+    else:
+        put(
+            "forward_flops_per_token",
+            "forward FLOPs per token (2N: every parameter multiplied)"
+            + (" (N = active parameters)" if n_act != n else ""),
+            flops.forward_flops(n_act, 1),
+            "FLOP",
+            flops.FORMULAS["forward_flops"],
+            "hwlib.flops.forward_flops",
+            f"2 × {_g(n_act)} × 1" + (" (active parameters)" if n_act != n else ""),
+        )
     if tokens is not None:
         d = _at_most("tokens", _check.positive("tokens", tokens), MAX_TOKENS, "tokens")
         if tune == "none":

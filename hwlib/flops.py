@@ -19,6 +19,7 @@ PF_DAY_FLOP = 1e15 * 24 * 3600  # one petaFLOP/s sustained for a day
 FORMULAS = {
     "matmul_flops": "F = 2·m·n·k",
     "forward_flops": "F = 2·N·D",
+    "forward_flops_shaped": "F = 2·(N − N_lookup)·D",
     "training_flops": "C = 6·N·D",
     "prefill_flops": "F = 2·N·s·B",
     "attention_flops": "F = 2·L·n_ctx·d_attn·D",
@@ -52,6 +53,19 @@ def forward_flops(n_params, n_tokens):
     (see attention_flops). Source: chapter 9, §9.4 "FLOPs: the 6ND rule"; Kaplan et al. 2020.
     """
     return 2.0 * _check.positive("n_params", n_params) * _check.positive("n_tokens", n_tokens)
+
+
+def forward_flops_shaped(n_params, lookup_params, n_tokens):
+    """Forward pass of a known shape: F = 2·(N − N_lookup)·D  [FLOP]. N_lookup are the weights a
+    token only looks up and never multiplies: an untied input embedding (V·d) and learned positions;
+    a tied embedding is multiplied once as the output head, so it stays in. Llama 3 8B (untied,
+    V·d = 525M of 8.03B): 2·7.50e9 per token, 7 % below 2N. Kaplan et al. 2020 count non-embedding
+    parameters for the same reason."""
+    n = _check.positive("n_params", n_params)
+    lookup = _check.nonnegative("lookup_params", lookup_params)
+    if lookup >= n:
+        raise ValueError(f"lookup_params must be below n_params ({n:.3g}); got {lookup:.3g}")
+    return 2.0 * (n - lookup) * _check.positive("n_tokens", n_tokens)
 
 
 def training_flops(n_params, n_tokens):

@@ -187,6 +187,14 @@ class ModelShape:
         hit = self.n_experts * (1.0 - (1.0 - self.top_k / self.n_experts) ** b)
         return self.n_params() - self.n_moe_layers() * (self.n_experts - hit) * self.expert_params()
 
+    def lookup_params(self) -> int:
+        """Weights a token looks up but never multiplies: V·d of an untied input embedding (a tied one is
+        the output head's matrix too) plus max_context·d learned positions. See flops.forward_flops_shaped."""
+        n = 0 if self.tied_embeddings else self.vocab_size * self.d_model
+        if self.learned_positions:
+            n += self.max_context * self.d_model
+        return n
+
     def unread_embedding_params(self, batch=1) -> float:
         """Input-embedding weights a decoding step of B tokens does not read: (V − min(B, V))·d for an
         untied embedding (a lookup reads B rows), 0 when tied (the output head reads the whole matrix)."""

@@ -64,6 +64,7 @@ BAD = [
     (flops.matmul_flops, dict(m=1, n=-1, k=1), "n"),
     (flops.forward_flops, dict(n_params=float("nan"), n_tokens=1), "n_params"),
     (flops.forward_flops, dict(n_params=1, n_tokens=0), "n_tokens"),
+    (flops.forward_flops_shaped, dict(n_params=1e6, lookup_params=-1, n_tokens=1), "lookup_params"),
     (flops.training_flops, dict(n_params=-1, n_tokens=1), "n_params"),
     (flops.attention_training_flops, dict(attention_flops_per_token=0, n_tokens=1), "attention_flops_per_token"),
     (flops.attention_training_flops, dict(attention_flops_per_token=1e9, n_tokens=-1), "n_tokens"),
@@ -136,3 +137,23 @@ def test_attention_flops_are_palms_count():
     # MLA: queries and keys are d_head + d_rope = 192 wide, values 128
     v3 = models.get("DeepSeek-V3")
     assert v3.attention_flops_per_token(4096) == 2 * 128 * (192 + 128) * 61 * 4096
+
+
+def test_forward_flops_leave_out_the_input_embedding_lookup():
+    from hwlib import calculator, models
+
+    m = models.get("Llama 3 8B")  # untied: V·d = 128256 × 4096 looked up, not multiplied
+    assert m.lookup_params() == 128256 * 4096
+    f = flops.forward_flops_shaped(m.n_params(), m.lookup_params(), 1)
+    assert f == 2 * (m.n_params() - 128256 * 4096)
+    assert flops.forward_flops(m.n_params(), 1) / f == pytest.approx(1.07, abs=0.005)
+    # tied (Gemma 2 2B): the matrix is the output head too, so every weight is multiplied
+    g = models.get("Gemma 2 2B")
+    assert g.tied_embeddings and g.lookup_params() == 0
+    est = calculator.estimate(model="Llama 3 8B")
+    q = est["forward_flops_per_token"]
+    assert q.value == f and q.function == "hwlib.flops.forward_flops_shaped" and "lookup" in q.label
+    # a bare parameter count keeps the public 2N
+    assert calculator.estimate(n_params=8e9)["forward_flops_per_token"].value == 1.6e10
+    with pytest.raises(ValueError, match="lookup_params must be below n_params"):
+        flops.forward_flops_shaped(1e6, 2e6, 1)

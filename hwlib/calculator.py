@@ -273,6 +273,10 @@ def check_credit(key, formula, function):
         raise ValueError(f"quantity {key!r}: the formula {formula!r} is not one of {function}'s")
 
 
+FUSED_NOTE = "fused-kernel count as Megatron-LM keeps them; an unfused Hugging Face run keeps more"
+"""Said beside every activation count: Korthikanti et al. 2022 count what fused kernels keep; an unfused
+run also keeps fp32 copies around the norms and a second copy of each projection's input."""
+
 DEFAULT_SEQ_LEN = 4096
 """Tokens per sequence when `estimate` is not given seq_len / train_seq_len (capped at the model's
 context)."""
@@ -578,7 +582,7 @@ def estimate(
         if tune != "none" and mode == "full":  # hwlib.finetune's count: + the layer being recomputed
             act = put(
                 "activation_bytes",
-                f"activations ({variant}, recompute=full, + the layer being recomputed)",
+                f"activations ({variant}, recompute=full, + the layer being recomputed; {FUSED_NOTE})",
                 parts["activations"],
                 "bytes",
                 ft.FORMULAS["model_finetune_bytes.activations"],
@@ -588,7 +592,7 @@ def estimate(
         else:
             act = put(
                 "activation_bytes",
-                f"activations ({variant}, recompute={mode})",
+                f"activations ({variant}, recompute={mode}; {FUSED_NOTE})",
                 memory.activation_bytes_for(shape, s_train, mb, recompute=mode, attention=attn),
                 "bytes",
                 memory.activation_formula(

@@ -264,3 +264,9 @@ def test_a_formula_credited_to_the_wrong_function_is_an_error():
     assert (
         est["finetune_weights_bytes"].function == est["adapter_bytes"].function == "hwlib.finetune.model_finetune_bytes"
     )
+
+
+def test_activation_count_says_it_is_the_fused_kernel_count():
+    est = calculator.estimate(model="Llama 3 8B", tokens=1e9)
+    assert "fused-kernel count as Megatron-LM keeps them" in est["activation_bytes"].label
+    assert "unfused Hugging Face run keeps more" in est["activation_bytes"].label

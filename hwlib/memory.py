@@ -27,6 +27,7 @@ FORMULAS = {
     "weights_read_bytes": "W_read = W − (N − N_read)·b_lin − (V − min(B, V))·d·b_emb  (B rows of an untied embedding)",
     "quantized_weights_bytes": "W_q = N_lin·b_q/8 + (N − N_lin)·2 B  (embeddings, head, norms in 16-bit)",
     "training_state_bytes": "S = (2 + 2 + 4 + 8)·N = 16·N",
+    "training_state_bytes.fp32_grads": "S = (2 + 4 + 4 + 8)·N = 18·N",
     "kv_cache_bytes": "KV = 2·L·h_kv·d_head·s·B·b",
     "inference_bytes": "M = N·b + KV",
     "serving_bytes": "M = W + KV",
@@ -166,7 +167,7 @@ def gguf_bytes(n_params, quant="Q4_K_M"):
     types = quantization_data()["gguf"]["types"]
     if quant not in types:
         raise ValueError(f"quant must be one of the GGUF types {', '.join(types)}; got {quant!r}")
-    return float(n_params) * types[quant]["bpw"] / 8.0
+    return _check.positive("n_params", n_params) * types[quant]["bpw"] / 8.0
 
 
 def stored_weights_bytes(model, dtype="bf16"):
@@ -193,23 +194,29 @@ def weights_read_bytes(model, batch=1, dtype="bf16"):
     return stored_weights_bytes(model, dtype) - unread_experts * b_lin - model.unread_embedding_params(batch) * b_emb
 
 
-def training_state_breakdown(n_params) -> dict:
+def training_state_breakdown(n_params, fp32_grads=False) -> dict:
     """Mixed-precision AdamW state per parameter, in bytes: bf16 weights 2, bf16 gradients 2,
-    fp32 master weights 4, Adam's two fp32 moments 8 (16 in total).
+    fp32 master weights 4, Adam's two fp32 moments 8 (16 in total). With fp32_grads the gradients
+    are accumulated in fp32, 4 B (18 in total), as DeepSpeed and Megatron-LM do for gradient
+    accumulation and as Rajbhandari et al. 2020 (ZeRO) count K = 12 + fp32 copies.
 
     Source: chapter 9, §9.2 "Memory for training"; Micikevicius et al. 2018.
     Activations, buffers and fragmentation come on top.
     """
     n = _check.positive("n_params", n_params)
-    return {"weights": 2.0 * n, "gradients": 2.0 * n, "master": 4.0 * n, "adam": 8.0 * n}
+    if not isinstance(fp32_grads, bool):
+        raise ValueError(f"fp32_grads must be True or False; got {fp32_grads!r}")
+    grad = 4.0 if fp32_grads else 2.0
+    return {"weights": 2.0 * n, "gradients": grad * n, "master": 4.0 * n, "adam": 8.0 * n}
 
 
-def training_state_bytes(n_params):
-    """Model + gradient + optimizer state for mixed-precision AdamW: S = 16 N  [bytes].
+def training_state_bytes(n_params, fp32_grads=False):
+    """Model + gradient + optimizer state for mixed-precision AdamW: S = 16 N  [bytes], or S = 18 N
+    with fp32 gradients (fp32_grads=True).
 
-    7B -> 112 GB (does not fit one 80 GiB = 85.9 GB GPU). Source: chapter 9, §9.2.
+    7B -> 112 GB (does not fit one 80 GiB = 85.9 GB GPU); 126 GB with fp32 gradients. Source: chapter 9, §9.2.
     """
-    parts = training_state_breakdown(n_params)
+    parts = training_state_breakdown(n_params, fp32_grads)
     return parts["weights"] + parts["gradients"] + parts["master"] + parts["adam"]
 
 

@@ -227,6 +227,8 @@ BAD = [
     (memory.element_bytes, dict(name="bytes_per_element", value=-1), "bytes_per_element"),
     (memory.weights_bytes, dict(n_params=0), "n_params"),
     (memory.weights_bytes, dict(n_params=7e9, dtype="fp9"), "fp9"),
+    (memory.gguf_bytes, dict(n_params=8e9, quant="Q4_K_Z"), "quant"),
+    (memory.gguf_bytes, dict(n_params=-1), "n_params"),
     (memory.weights_bytes, dict(n_params=float("nan")), "n_params"),
     (memory.training_state_bytes, dict(n_params=-7e9), "n_params"),
     (memory.training_state_breakdown, dict(n_params=float("inf")), "n_params"),
@@ -330,3 +332,11 @@ def test_logits_buffer_of_llama_3_8b():
     est = calculator.estimate("Llama 3 8B", train_seq_len=8192)
     assert est.logits_bytes == memory.logits_bytes(8192, 1, 128256)
     assert est.training_bytes_per_gpu == est.training_state_per_gpu + est.activation_bytes + est.logits_bytes
+
+
+def test_fp32_gradients_make_the_training_state_18_bytes_per_parameter():
+    assert memory.training_state_bytes(7e9) == 16 * 7e9
+    assert memory.training_state_bytes(7e9, fp32_grads=True) == 18 * 7e9
+    assert memory.training_state_breakdown(1.0, fp32_grads=True)["gradients"] == 4.0
+    with pytest.raises(ValueError, match="fp32_grads must be True or False; got 'yes'"):
+        memory.training_state_bytes(7e9, fp32_grads="yes")

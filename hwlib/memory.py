@@ -35,6 +35,7 @@ FORMULAS = {
     "kv_replication": "r = max(1, t / h_kv)  (MLA: r = t, one latent per token)",
     "tensor_parallel_devices": "t = min{t ≥ 1 : h mod t = 0, (W + r(t)·KV)·(1 + f) ≤ t·(GPU memory − C_ctx)}",
     "devices_needed": "⌈M·(1 + f) / (GPU memory − C_ctx)⌉",
+    "sequences_that_fit": "B_max = ⌊(usable(M_GPU) − W) / M_KV(s)⌋",
     "training_bytes_per_device": "M = state per GPU + activations",
     "training_bytes_per_device.logits": "M = state per GPU + activations + logits",
     "logits_bytes": "Z = s·b·V·4 B  (fp32 logits for the loss)",
@@ -288,6 +289,20 @@ def fits(need_bytes, capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTE
     left free (see `usable_bytes`)."""
     need = _check.nonnegative("need_bytes", need_bytes)
     return bool(need <= usable_bytes(capacity_bytes, headroom, context_bytes))
+
+
+def sequences_that_fit(
+    weights_bytes, kv_bytes_per_sequence, capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTEXT_BYTES
+) -> int:
+    """How many sequences fit on one device, the book's one convention: B_max = ⌊(usable(M_GPU) − W) /
+    M_KV(s)⌋, the KV caches of s-token sequences in what `usable_bytes` leaves (the headroom and the
+    CUDA context set aside) after the weights W; 0 when the weights do not fit. Pass the memory the
+    device reports (Accelerator.visible_memory_bytes, ECC on for T4/L4). Activations of a decode step
+    are small next to the KV cache and come out of the headroom."""
+    w = _check.nonnegative("weights_bytes", weights_bytes)
+    kv = _check.positive("kv_bytes_per_sequence", kv_bytes_per_sequence)
+    free = usable_bytes(capacity_bytes, headroom, context_bytes) - w
+    return max(0, int(free // kv))
 
 
 def devices_needed(need_bytes, capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTEXT_BYTES) -> int:

@@ -121,7 +121,7 @@ def evaluate(task: str, accelerator, usd_per_hour=None) -> dict:
     if key == "serve-8b":
         weights = memory.weights_bytes(n, "bf16")
         kv = memory.kv_cache_bytes_for(shape, t["seq_len"])
-        batch = int(min(t["max_batch"], (usable - weights) // kv)) if usable > weights else 0
+        batch = min(t["max_batch"], memory.sequences_that_fit(weights, kv, acc.visible_memory_bytes()))
         out.update(memory_bytes=weights + max(batch, 1) * kv, fits=batch >= 1, batch=batch)
         if batch >= 1:
             rate = min(

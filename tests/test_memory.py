@@ -229,6 +229,7 @@ BAD = [
     (memory.weights_bytes, dict(n_params=7e9, dtype="fp9"), "fp9"),
     (memory.gguf_bytes, dict(n_params=8e9, quant="Q4_K_Z"), "quant"),
     (memory.gguf_bytes, dict(n_params=-1), "n_params"),
+    (memory.sequences_that_fit, dict(weights_bytes=-1, kv_bytes_per_sequence=1, capacity_bytes=1e9), "weights_bytes"),
     (memory.weights_bytes, dict(n_params=float("nan")), "n_params"),
     (memory.training_state_bytes, dict(n_params=-7e9), "n_params"),
     (memory.training_state_breakdown, dict(n_params=float("inf")), "n_params"),
@@ -340,3 +341,17 @@ def test_fp32_gradients_make_the_training_state_18_bytes_per_parameter():
     assert memory.training_state_breakdown(1.0, fp32_grads=True)["gradients"] == 4.0
     with pytest.raises(ValueError, match="fp32_grads must be True or False; got 'yes'"):
         memory.training_state_bytes(7e9, fp32_grads="yes")
+
+
+def test_sequences_that_fit_use_the_usable_memory_after_the_weights():
+    from hwlib import specs
+
+    h100 = specs.get("H100 SXM")
+    l3 = models.get("Llama 3 8B")
+    w, kv = memory.weights_bytes(l3.n_params()), memory.kv_cache_bytes_for(l3, 4096)
+    n = memory.sequences_that_fit(w, kv, h100.visible_memory_bytes())
+    room = memory.usable_bytes(h100.visible_memory_bytes()) - w
+    assert n == int(room // kv) and n * kv <= room < (n + 1) * kv
+    assert memory.sequences_that_fit(200e9, kv, h100.visible_memory_bytes()) == 0  # weights alone too big
+    with pytest.raises(ValueError, match="kv_bytes_per_sequence"):
+        memory.sequences_that_fit(w, 0, h100.visible_memory_bytes())

@@ -22,7 +22,7 @@ from __future__ import annotations
 from . import _check, memory
 
 FORMULAS = {
-    "kv_cache_bytes_for": "KV = per-token cache (MLA latent, sliding window or GQA) × s × B",
+    "kv_cache_bytes_for": "KV = Σ_layers per-position cache (MLA latent or 2·h_kv·d_head) × min(s, W_layer) × B·b",
     "speculative_expected_tokens": "E = (1 − α^(γ+1)) / (1 − α)",
     "speculative_decode.plain_tokens_per_s": "r = B / max((W + B·KV)/β, B·2N/π)",
     "speculative_decode.speculative_tokens_per_s": "r_spec = B·E / (t(B·(γ+1)) + γ·c·t(B))",
@@ -50,30 +50,28 @@ def swa_kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, window, batch=1,
     return memory.kv_cache_bytes(n_layers, n_kv_heads, head_dim, min(s, w), batch, dtype)
 
 
-def kv_cache_bytes_for(shape, seq_len, batch=1, dtype="bf16"):
-    """KV cache of a named ``hwlib.moe`` shape ("DeepSeek-V3", "Mistral 7B", "Mixtral 8x7B"), choosing
-    MLA, a sliding window or plain GQA from its config."""
-    from . import moe
+def _model(shape):
+    """A `hwlib.models` shape from a shape, its name, or an `hwlib.moe` view of one."""
+    from . import models
 
-    s = moe.get(shape)
-    a = s.attention
-    if a["kind"] == "mla":
-        return mla_kv_cache_bytes(s.n_layers, a["kv_lora_rank"], a["qk_rope_head_dim"], seq_len, batch, dtype)
-    if s.sliding_window:
-        return swa_kv_cache_bytes(s.n_layers, a["n_kv_heads"], a["head_dim"], seq_len, s.sliding_window, batch, dtype)
-    return memory.kv_cache_bytes(s.n_layers, a["n_kv_heads"], a["head_dim"], seq_len, batch, dtype)
+    if isinstance(shape, models.ModelShape):
+        return shape
+    return models.get(shape if isinstance(shape, str) else getattr(shape, "name", shape))
+
+
+def kv_cache_bytes_for(shape, seq_len, batch=1, dtype="bf16"):
+    """KV cache of a ``hwlib.models`` shape, its name ("DeepSeek-V3", "Mistral 7B", "Gemma 2 9B") or an
+    ``hwlib.moe`` view of one: the one count, `memory.kv_cache_bytes_for` (MLA latent,
+    sliding-window layers, GQA from its config)."""
+    return memory.kv_cache_bytes_for(_model(shape), seq_len, batch, dtype)
 
 
 def mha_equivalent_kv_bytes(shape, seq_len, batch=1, dtype="bf16"):
     """What the same shape would cache with full multi-head attention (2 · L · h · d_h per token).
     For MLA d_h is the per-head dimension without the decoupled RoPE part (d_nope = 128 in
     DeepSeek-V2/V3), as DeepSeek-V2 Table 1 compares MHA's 2·n_h·d_h·l with MLA's (d_c + d_h^R)·l."""
-    from . import moe
-
-    s = moe.get(shape)
-    a = s.attention
-    head = a["head_dim"] if a["kind"] == "gqa" else a["qk_nope_head_dim"]
-    return memory.kv_cache_bytes(s.n_layers, a["n_heads"], head, seq_len, batch, dtype)
+    s = _model(shape)
+    return memory.kv_cache_bytes(s.n_layers, s.n_heads, s.head_dim, seq_len, batch, dtype)
 
 
 def _alpha(alpha):

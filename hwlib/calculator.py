@@ -162,7 +162,8 @@ class Estimate:
         w1 = max(len(r["label"]) for r in rows)
         w2 = max(len(r["text"]) for r in rows)
         lines = [f"{r['label']:<{w1}}  {r['text']:>{w2}}   {r['formula']}" for r in rows]
-        return "\n".join(lines + [f"({k}: needs {v})" for k, v in self.missing.items()])
+        notes = [f"({k}: needs {v})" for k, v in self.missing.items()] + [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines + notes)
 
     def _repr_html_(self) -> str:
         cells = "".join(
@@ -231,6 +232,51 @@ def quantity(key, label, value, unit, function, inputs="", formula=None) -> Quan
     return Quantity(key, label, value, unit, text, function_name(function), inputs)
 
 
+MAX_GPUS = 10**6
+"""More GPUs than any cluster has (the largest announced ones have a few times 10^5): refused."""
+MAX_BATCH = 10**6
+"""Sequences decoded or trained together per step beyond which an input is refused as a typo."""
+MAX_TOKENS = 1e17
+"""Training tokens beyond which an input is refused (the largest runs use about 10^13-10^14)."""
+MAX_PARAMS = 1e15
+"""Parameter counts beyond which an input is refused (the largest models have about 10^12)."""
+
+
+def _owned_formulas() -> dict:
+    """{"hwlib.module.function": [formula texts]}: every FORMULAS entry of the modules estimate draws on,
+    under its function and (for variants such as "kv_cache_bytes.mla") under the function it refines."""
+    owned = {}
+    for module in (models, memory, flops, roofline, specs, ft):
+        for name, text in module.FORMULAS.items():
+            parts = name.split(".")
+            for i in range(1, len(parts) + 1):
+                owned.setdefault(f"{module.__name__}.{'.'.join(parts[:i])}", []).append(text)
+    return owned
+
+
+OWNED_FORMULAS = _owned_formulas()
+"""The formula texts each hwlib function owns: a Quantity may only print one of its function's."""
+BUILT_FORMULAS = ("hwlib.memory.zero_bytes_per_device", "hwlib.memory.activation_bytes_for")
+"""Functions whose formula text is built from their arguments (memory.zero_formula, activation_formula)."""
+
+
+def check_credit(key, formula, function):
+    """Refuse a quantity whose formula is not one its function owns (OWNED_FORMULAS): a formula credited
+    to the wrong function is an error, not a wrong line in the table. Functions whose formula text
+    is built from their arguments (memory.zero_formula, activation_formula) own no fixed text."""
+    if not formula or function in BUILT_FORMULAS:
+        return
+    owned = OWNED_FORMULAS.get(function)
+    if owned is None:
+        raise ValueError(f"quantity {key!r}: {function} has no formula in its module's FORMULAS")
+    if formula not in owned:
+        raise ValueError(f"quantity {key!r}: the formula {formula!r} is not one of {function}'s")
+
+
+FUSED_NOTE = "fused-kernel count as Megatron-LM keeps them; an unfused Hugging Face run keeps more"
+"""Said beside every activation count: Korthikanti et al. 2022 count what fused kernels keep; an unfused
+run also keeps fp32 copies around the norms and a second copy of each projection's input."""
+
 DEFAULT_SEQ_LEN = 4096
 """Tokens per sequence when `estimate` is not given seq_len / train_seq_len (capped at the model's
 context)."""
@@ -267,6 +313,24 @@ def _context(name, value, shape, default):
             f"give at most {shape.max_context}"
         )
     return s
+
+
+def _at_most(name, value, limit, what):
+    """`value`, or ValueError naming the field when it is past what any real setup has."""
+    if value > limit:
+        raise ValueError(f"{name}={_g(value)} is more than {_g(limit)} {what}: no real setup has that many")
+    return value
+
+
+def _kv_kind(shape) -> str:
+    """What the KV-cache label says about a shape's attention: MLA, a window on all or some layers."""
+    if shape.mla:
+        return f", MLA latent {shape.kv_lora_rank} + {shape.qk_rope_head_dim}"
+    if shape.sliding_window is None:
+        return ""
+    if shape.window_layers() == shape.n_layers:
+        return f", sliding window {shape.sliding_window}"
+    return f", window {shape.sliding_window} on {shape.window_layers()} of {shape.n_layers} layers"
 
 
 def _precision(gpu, precision):
@@ -334,12 +398,12 @@ def estimate(
         )
     acc = specs.get(gpu) if isinstance(gpu, str) else gpu
     prec = _precision(acc, precision)
-    g = _check.integer("n_gpus", n_gpus)
+    g = _at_most("n_gpus", _check.integer("n_gpus", n_gpus), MAX_GPUS, "GPUs")
     u = _check.fraction("mfu", mfu)
     s_len = _context("seq_len", seq_len, shape, DEFAULT_SEQ_LEN)
     s_train = _context("train_seq_len", train_seq_len, shape, DEFAULT_SEQ_LEN)
-    b = _check.integer("batch", batch)
-    mb = _check.integer("micro_batch", micro_batch)
+    b = _at_most("batch", _check.integer("batch", batch), MAX_BATCH, "sequences")
+    mb = _at_most("micro_batch", _check.integer("micro_batch", micro_batch), MAX_BATCH, "sequences")
     attn = _check.choice("attention", attention, memory.ATTENTION)
     tune = _check.choice("finetune", finetune, ("none",) + tuple(m for m in ft.METHODS if m != "full"))
     if tune != "none" and shape is None:
@@ -386,13 +450,19 @@ def estimate(
     q = est.quantities
 
     def put(key, label, value, unit, formula, function, inputs=""):
+        check_credit(key, formula, function)
         q[key] = Quantity(key, label, value, unit, formula, function, inputs)
         return value
 
     # --- model size -------------------------------------------------------------------------
     if n_params is not None:
         n = put(
-            "n_params", "parameters N (given)", _check.positive("n_params", n_params), "params", "", "argument n_params"
+            "n_params",
+            "parameters N (given)",
+            _at_most("n_params", _check.positive("n_params", n_params), MAX_PARAMS, "parameters"),
+            "params",
+            "",
+            "argument n_params",
         )
     else:
         n = put(
@@ -419,15 +489,29 @@ def estimate(
         )
 
     # --- memory -------------------------------------------------------------------------------
-    w = put(
-        "weights_bytes",
-        f"weights ({weights_dtype})",
-        memory.weights_bytes(n, weights_dtype),
-        "bytes",
-        memory.FORMULAS["weights_bytes"],
-        "hwlib.memory.weights_bytes",
-        f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B",
-    )
+    scheme = memory.quantization_scheme(weights_dtype) if shape is not None and n_params is None else None
+    if scheme is None:
+        w = put(
+            "weights_bytes",
+            f"weights ({weights_dtype})",
+            memory.weights_bytes(n, weights_dtype),
+            "bytes",
+            memory.FORMULAS["weights_bytes"],
+            "hwlib.memory.weights_bytes",
+            f"{_g(n)} × {memory.bytes_per_value(weights_dtype):g} B",
+        )
+    else:  # a real checkpoint: group scales and zeros, embeddings and head in 16-bit
+        n_lin = memory.quantized_params(shape)
+        w = put(
+            "weights_bytes",
+            f"weights ({weights_dtype} as {memory.quantization_data()['schemes'][scheme]['name']}; "
+            "embeddings, head and norms 16-bit)",
+            memory.quantized_weights_bytes(shape, scheme),
+            "bytes",
+            memory.FORMULAS["quantized_weights_bytes"],
+            "hwlib.memory.quantized_weights_bytes",
+            f"{_g(n_lin)} × {memory.quantized_bits_per_weight(scheme):.4g} bit / 8 + {_g(n - n_lin)} × 2 B",
+        )
     if tune == "none":
         put(
             "training_state_bytes",
@@ -449,6 +533,11 @@ def estimate(
         )
     else:
         rank = _check.integer("lora_rank", lora_rank)
+        if rank > shape.d_model:
+            raise ValueError(
+                f"lora_rank={lora_rank!r} is more than d_model ({shape.d_model}) of {shape.name}: a low-rank "
+                f"adapter has rank at most the width; give at most {shape.d_model}"
+            )
         lora = put(
             "trainable_params",
             f"trainable adapter parameters (rank {rank}, every linear layer)",
@@ -465,7 +554,7 @@ def estimate(
             parts["weights"],
             "bytes",
             ft.FORMULAS["model_finetune_bytes.weights." + tune],
-            "hwlib.finetune.finetune_bytes",
+            "hwlib.finetune.model_finetune_bytes",
             f"N={_g(n)}",
         )
         adapters = put(
@@ -474,12 +563,14 @@ def estimate(
             parts["adapters"],
             "bytes",
             ft.FORMULAS["model_finetune_bytes.adapters"],
-            "hwlib.finetune.finetune_bytes",
+            "hwlib.finetune.model_finetune_bytes",
             f"N_lora={_g(lora)}",
         )
         state = frozen + adapters
     fit_text = (
-        f"{units.format_bytes(acc.memory_bytes, binary=True)}, f = {memory.HEADROOM:g}, "
+        f"{units.format_bytes(acc.visible_memory_bytes(), binary=True)}"
+        + ("" if acc.ecc_memory_bytes is None else " visible with ECC on")
+        + f", f = {memory.HEADROOM:g}, "
         f"C_ctx = {units.format_bytes(memory.CUDA_CONTEXT_BYTES, binary=True)}"
     )
     if shape is not None:
@@ -491,7 +582,7 @@ def estimate(
         if tune != "none" and mode == "full":  # hwlib.finetune's count: + the layer being recomputed
             act = put(
                 "activation_bytes",
-                f"activations ({variant}, recompute=full, + the layer being recomputed)",
+                f"activations ({variant}, recompute=full, + the layer being recomputed; {FUSED_NOTE})",
                 parts["activations"],
                 "bytes",
                 ft.FORMULAS["model_finetune_bytes.activations"],
@@ -501,7 +592,7 @@ def estimate(
         else:
             act = put(
                 "activation_bytes",
-                f"activations ({variant}, recompute={mode})",
+                f"activations ({variant}, recompute={mode}; {FUSED_NOTE})",
                 memory.activation_bytes_for(shape, s_train, mb, recompute=mode, attention=attn),
                 "bytes",
                 memory.activation_formula(
@@ -511,19 +602,28 @@ def estimate(
                 f"s={s_train}, b={mb}, h={shape.d_model}, L={shape.n_layers}, a={shape.n_heads}, "
                 + (f"f={shape.top_k} × {shape.d_ff}" if shape.top_k > 1 else f"f={shape.d_ff}"),
             )
+        z = put(
+            "logits_bytes",
+            f"logits for the loss (fp32, {mb} × {s_train} tokens × V = {shape.vocab_size})",
+            memory.logits_bytes(s_train, mb, shape.vocab_size),
+            "bytes",
+            memory.FORMULAS["logits_bytes"],
+            "hwlib.memory.logits_bytes",
+            f"{s_train} × {mb} × {shape.vocab_size} × 4 B",
+        )
         total = put(
             "training_bytes_per_gpu",
             "training memory per GPU" + ("" if tune == "none" else f" ({tune} fine-tune)"),
-            memory.training_bytes_per_device(state, act),
+            memory.training_bytes_per_device(state, act, z),
             "bytes",
-            memory.FORMULAS["training_bytes_per_device"],
+            memory.FORMULAS["training_bytes_per_device.logits"],
             "hwlib.memory.training_bytes_per_device",
-            f"{units.format_bytes(state)} + {units.format_bytes(act)}",
+            f"{units.format_bytes(state)} + {units.format_bytes(act)} + {units.format_bytes(z)}",
         )
         put(
             "fits_training",
             f"training fits one {acc.name}",
-            memory.fits(total, acc.memory_bytes),
+            memory.fits(total, acc.visible_memory_bytes()),
             "",
             memory.FORMULAS["fits"],
             "hwlib.memory.fits",
@@ -532,21 +632,25 @@ def estimate(
     else:
         est.missing["activation_bytes"] = "a model shape (model=...), for hidden size, layers and heads"
     kv = 0.0
-    window = None if shape is None or n_layers is not None else shape.sliding_window
-    if kv_shape[0] is not None:  # with a sliding window, a rolling buffer of the last W positions
-        cached, positions = (
-            (s_len, f"{s_len}") if window is None else (shape.cached_tokens(s_len), f"min({s_len}, {window})")
-        )
+    if shape is not None and n_layers is None:  # the shape counts its own layers: windows, MLA latent
         kv = put(
             "kv_cache_bytes",
-            f"KV cache ({kv_dtype}, {b} × {s_len} tokens"
-            + ("" if window is None else f", sliding window {window}")
-            + ")",
-            memory.kv_cache_bytes(*kv_shape, cached, b, kv_dtype),
+            f"KV cache ({kv_dtype}, {b} × {s_len} tokens" + _kv_kind(shape) + ")",
+            shape.kv_cache_bytes(s_len, b, kv_dtype),
             "bytes",
-            memory.FORMULAS["kv_cache_bytes" if window is None else "kv_cache_bytes.window"],
-            "hwlib.memory.kv_cache_bytes" if window is None else "hwlib.memory.kv_cache_bytes_for",
-            f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × {positions} × {b} × "
+            shape.kv_formula(),
+            "hwlib.models.ModelShape.kv_cache_bytes",
+            shape.kv_numbers(s_len, b, kv_dtype),
+        )
+    elif kv_shape[0] is not None:
+        kv = put(
+            "kv_cache_bytes",
+            f"KV cache ({kv_dtype}, {b} × {s_len} tokens)",
+            memory.kv_cache_bytes(*kv_shape, s_len, b, kv_dtype),
+            "bytes",
+            memory.FORMULAS["kv_cache_bytes"],
+            "hwlib.memory.kv_cache_bytes",
+            f"2 × {kv_shape[0]} × {kv_shape[1]} × {kv_shape[2]} × {s_len} × {b} × "
             f"{memory.bytes_per_value(kv_dtype):g} B",
         )
     else:
@@ -554,31 +658,76 @@ def estimate(
     m_inf = put(
         "inference_bytes",
         "inference memory (weights + KV)",
-        memory.inference_bytes(n, weights_dtype, kv),
+        memory.serving_bytes(w, kv),
         "bytes",
-        memory.FORMULAS["inference_bytes"],
-        "hwlib.memory.inference_bytes",
+        memory.FORMULAS["serving_bytes"],
+        "hwlib.memory.serving_bytes",
+        f"{units.format_bytes(w)} + {units.format_bytes(kv)}",
     )
-    need = memory.devices_needed(m_inf, acc.memory_bytes)
-    g_s = _check.integer("serve_gpus", need if serve_gpus is None else serve_gpus)
-    put(
-        "gpus_to_serve",
-        f"{acc.name} GPUs needed to hold it",
-        need,
-        "",
-        memory.FORMULAS["devices_needed"],
-        "hwlib.memory.devices_needed",
-        f"M = {units.format_bytes(m_inf)}; {fit_text}",
-    )
+    cap = acc.visible_memory_bytes()
+    need = memory.devices_needed(m_inf, cap)
+    kv_heads = None if shape is None else 1 if shape.mla else shape.n_kv_heads
+    tp = 0 if shape is None else memory.tensor_parallel_devices(w, kv, cap, shape.n_heads, kv_heads)
+    if shape is not None and tp:
+        put(
+            "gpus_to_serve",
+            f"{acc.name} GPUs to serve it (tensor parallel: a divisor of the {shape.n_heads} heads)",
+            tp,
+            "",
+            memory.FORMULAS["tensor_parallel_devices"],
+            "hwlib.memory.tensor_parallel_devices",
+            f"W = {units.format_bytes(w)}, KV = {units.format_bytes(kv)}, h = {shape.n_heads}, "
+            f"h_kv = {kv_heads}; {fit_text}",
+        )
+        if tp > need:
+            est.warnings.append(
+                f"{need} × {acc.name} hold the weights and KV cache, but tensor parallelism splits the "
+                f"{shape.n_heads} attention heads evenly: {tp} GPUs serve it"
+            )
+    else:
+        put(
+            "gpus_to_serve",
+            f"{acc.name} GPUs needed to hold it",
+            need,
+            "",
+            memory.FORMULAS["devices_needed"],
+            "hwlib.memory.devices_needed",
+            f"M = {units.format_bytes(m_inf)}; {fit_text}",
+        )
+        if shape is not None:
+            est.warnings.append(
+                f"no tensor-parallel degree that divides the {shape.n_heads} heads holds it on {acc.name}s: "
+                f"{need} GPUs is a memory count only (a pipeline across nodes is not modelled)"
+            )
+    g_s = _check.integer("serve_gpus", (tp or need) if serve_gpus is None else serve_gpus)
+    if serve_gpus is not None and g_s > MAX_GPUS:
+        raise ValueError(f"serve_gpus={serve_gpus!r} is more than {MAX_GPUS} GPUs; give a count a cluster has")
+    if serve_gpus is not None and shape is not None and shape.n_heads % g_s:
+        raise ValueError(
+            f"serve_gpus={serve_gpus!r}: tensor parallelism splits the {shape.n_heads} attention heads of "
+            f"{shape.name} evenly; give a divisor of {shape.n_heads}"
+        )
+    kv_copies = 1.0 if shape is None else memory.kv_replication(g_s, kv_heads)
+    if kv_copies > 1:
+        put(
+            "kv_replication",
+            f"KV-cache copies on {g_s} GPUs ({kv_heads} KV head{'s' if kv_heads > 1 else ''} each held by "
+            f"{kv_copies:g} GPUs)",
+            kv_copies,
+            "",
+            memory.FORMULAS["kv_replication"],
+            "hwlib.memory.kv_replication",
+            f"t = {g_s}, h_kv = {kv_heads}",
+        )
     if serve_gpus is not None:
         put(
             "fits_serving",
             f"weights + KV cache fit {g_s} × {acc.name}",
-            memory.fits(m_inf / g_s, acc.memory_bytes),
+            memory.fits((w + kv_copies * kv) / g_s, cap),
             "",
             memory.FORMULAS["fits"],
             "hwlib.memory.fits",
-            f"M = {units.format_bytes(m_inf)} / {g_s} GPUs; {fit_text}",
+            f"M = ({units.format_bytes(w)} + {kv_copies:g} × {units.format_bytes(kv)}) / {g_s} GPUs; {fit_text}",
         )
 
     # --- compute, time, cost ----------------------------------------------------------------
@@ -591,17 +740,31 @@ def estimate(
         "hwlib.specs.Accelerator.peak_flops",
         acc.name,
     )
-    put(
-        "forward_flops_per_token",
-        "forward FLOPs per token" + (" (N = active parameters)" if n_act != n else ""),
-        flops.forward_flops(n_act, 1),
-        "FLOP",
-        flops.FORMULAS["forward_flops"],
-        "hwlib.flops.forward_flops",
-        f"2 × {_g(n_act)} × 1" + (" (active parameters)" if n_act != n else ""),
-    )
+    if shape is not None and n_params is None:
+        lookup = float(shape.lookup_params())
+        put(
+            "forward_flops_per_token",
+            "forward FLOPs per token (multiplied weights: the input-embedding lookup left out)"
+            + (" (N = active parameters)" if n_act != n else ""),
+            flops.forward_flops_shaped(n_act, lookup, 1),
+            "FLOP",
+            flops.FORMULAS["forward_flops_shaped"],
+            "hwlib.flops.forward_flops_shaped",
+            f"2 × ({_g(n_act)} − {_g(lookup)}) × 1" + (" (active parameters)" if n_act != n else ""),
+        )
+    else:
+        put(
+            "forward_flops_per_token",
+            "forward FLOPs per token (2N: every parameter multiplied)"
+            + (" (N = active parameters)" if n_act != n else ""),
+            flops.forward_flops(n_act, 1),
+            "FLOP",
+            flops.FORMULAS["forward_flops"],
+            "hwlib.flops.forward_flops",
+            f"2 × {_g(n_act)} × 1" + (" (active parameters)" if n_act != n else ""),
+        )
     if tokens is not None:
-        d = _check.positive("tokens", tokens)
+        d = _at_most("tokens", _check.positive("tokens", tokens), MAX_TOKENS, "tokens")
         if tune == "none":
             c = put(
                 "training_flops",
@@ -618,10 +781,36 @@ def estimate(
                 f"fine-tuning compute ({tune}: no weight gradients for frozen weights)",
                 ft.finetune_flops(n_act, d, tune, recompute=False),
                 "FLOP",
-                ft.FORMULAS["finetune_flops"],
+                ft.FORMULAS["finetune_flops.adapters"],
                 "hwlib.finetune.finetune_flops",
                 f"4 × {_g(n_act)} × {_g(d)}" + (" (active parameters)" if n_act != n else ""),
             )
+        if shape is not None:  # attention's QKᵀ and AV over the training context: published MFUs count them
+            c_att = put(
+                "attention_flops",
+                f"attention FLOPs (QKᵀ and AV over s = {s_train} tokens)",
+                flops.attention_training_flops(shape.attention_flops_per_token(s_train), d),
+                "FLOP",
+                flops.FORMULAS["attention_training_flops"],
+                "hwlib.flops.attention_training_flops",
+                f"3 × {_g(shape.attention_flops_per_token(s_train))} × {_g(d)}  "
+                f"(F_attn: {models.FORMULAS['ModelShape.attention_flops_per_token']})",
+            )
+            put(
+                "model_flops",
+                "model FLOPs (weights + attention: what published MFUs count)",
+                flops.model_flops(c, c_att),
+                "FLOP",
+                flops.FORMULAS["model_flops"],
+                "hwlib.flops.model_flops",
+                f"{_g(c)} + {_g(c_att)}",
+            )
+            if c_att > 0.1 * c:
+                est.warnings.append(
+                    f"attention adds {units.format_pct(c_att / c)} to the weights' FLOPs at {s_train} tokens "
+                    "of context; the published MFUs count it, so the time below, from the weights' FLOPs "
+                    "at such an MFU, is that much too short (model_flops has both)"
+                )
         t = put(
             "training_time_s",
             f"training time on {g} × {acc.name}",
@@ -668,18 +857,25 @@ def estimate(
     # --- decoding on the serving GPUs: a roofline of one step ---------------------------------
     step_flops = flops.forward_flops(n_act, b)
     w_read = w
-    if n_act != n:
+    if shape is not None and n_params is None:  # routed experts only; B rows of an untied embedding
         w_read = put(
             "weights_read_per_step",
-            f"weights read per decode step (batch {b}, uniform routing)",
-            shape.weights_read_per_step(b, weights_dtype),
+            f"weights read per decode step (batch {b}"
+            + (", uniform routing" if shape.n_experts > 1 else "")
+            + (", B rows of the input embedding" if not shape.tied_embeddings else "")
+            + ")",
+            memory.weights_read_bytes(shape, b, weights_dtype),
             "bytes",
-            models.FORMULAS["ModelShape.weights_read_per_step"],
-            "hwlib.models.ModelShape.weights_read_per_step",
-            f"E={shape.n_experts}, k={shape.top_k}, B={b}, L={shape.n_layers}, "
-            f"N_expert={_g(shape.expert_params())}, {memory.bytes_per_value(weights_dtype):g} B per weight",
+            memory.FORMULAS["weights_read_bytes"],
+            "hwlib.memory.weights_read_bytes",
+            (
+                f"E={shape.n_experts}, k={shape.top_k}, B={b}, N_expert={_g(shape.expert_params())}, "
+                if n_act != n
+                else ""
+            )
+            + f"W = {units.format_bytes(w)}, V={shape.vocab_size}, d={shape.d_model}, B={b}",
         )
-    step_bytes = w_read + kv
+    step_bytes = w_read + kv_copies * kv  # each GPU reads its share of the weights and its KV copies
     put(
         "ridge_point",
         f"ridge point of {acc.name} ({prec})",

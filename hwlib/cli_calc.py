@@ -102,6 +102,7 @@ def parse_amount(text) -> float:
 
 FLAGS = {
     "--model": dict(metavar="NAME", help="a named shape, e.g. llama-3-8b (hwlib.models)"),
+    "--config": dict(metavar="PATH", help="a Hugging Face config.json (hwlib.models.from_hf_config)"),
     "--params": dict(type=parse_count, metavar="N", help="parameter count N, e.g. 7e9 or 7B"),
     "--gpu": dict(metavar="NAME", help=GPU_HELP),
     "--gpus": dict(
@@ -126,6 +127,7 @@ FLAGS = {
     ),
     "--batch": dict(type=parse_whole, default=1, metavar="B", help="sequences processed together (default 1)"),
     "--dtype": dict(default="bf16", metavar="DTYPE", help="storage format of weights and KV cache (default bf16)"),
+    "--kv-dtype": dict(metavar="DTYPE", help="storage format of the KV cache when it differs from --dtype"),
     "--precision": dict(
         metavar="P", help="precision of the peak FLOP/s (default: the part's best 16-bit format, bf16; fp16 on a T4)"
     ),
@@ -194,19 +196,42 @@ class Report:
 
 
 def _model_and_params(args):
-    """(shape or None, N) from --model or --params."""
+    """(shape or None, N) from --model, --config or --params."""
+    if getattr(args, "config", None):
+        shape = models.from_hf_config(args.config)
+        return shape, float(shape.n_params())
     if getattr(args, "model", None):
         shape = models.get(args.model)
         return shape, float(shape.n_params())
     return None, args.params
 
 
-def _kv_positions(shape, seq) -> tuple[str, str | None]:
-    """How the KV rows print the cached positions: s, or min(s, W) with the sliding-window formula
-    for a shape that has one (Mistral 7B)."""
-    if shape.sliding_window is None:
-        return fmt(seq), None
-    return f"min({fmt(seq)}, {shape.sliding_window})", memory.FORMULAS["kv_cache_bytes.window"]
+def _weights_row(rep, shape, n, dtype):
+    """The weights row: N·b, or for a shape in a sub-16-bit format the checkpoint scheme it stands for
+    (group scales and zeros; embeddings, head and norms 16-bit), as `calculator.estimate` counts it."""
+    scheme = memory.quantization_scheme(dtype) if shape is not None else None
+    if scheme is None:
+        w = memory.weights_bytes(n, dtype)
+        return rep.add(
+            "weights_bytes",
+            f"weights ({dtype})",
+            w,
+            "bytes",
+            memory.weights_bytes,
+            f"{fmt(n)} × {fmt(memory.bytes_per_value(dtype))} B",
+            _bytes(w),
+        )
+    n_lin = memory.quantized_params(shape)
+    w = memory.quantized_weights_bytes(shape, scheme)
+    return rep.add(
+        "weights_bytes",
+        f"weights ({dtype} as {memory.quantization_data()['schemes'][scheme]['name']}; embeddings, head and norms 16-bit)",
+        w,
+        "bytes",
+        memory.quantized_weights_bytes,
+        f"{fmt(n_lin)} × {memory.quantized_bits_per_weight(scheme):.4g} bit / 8 + {fmt(n - n_lin)} × 2 B",
+        _bytes(w),
+    )
 
 
 def _bytes(x) -> str:
@@ -219,14 +244,20 @@ def _capacity(acc) -> str:
 
 
 def _fit_words(acc) -> str:
+    ecc = (
+        ""
+        if acc.ecc_memory_bytes is None
+        else f", {units.format_bytes(acc.ecc_memory_bytes, binary=True)} visible with ECC on as clouds run it"
+    )
     return (
-        f"{acc.name} has {_capacity(acc)}; a fit leaves {memory.HEADROOM:.0%} headroom and "
+        f"{acc.name} has {_capacity(acc)}{ecc}; a fit leaves {memory.HEADROOM:.0%} headroom and "
         f"{units.format_bytes(memory.CUDA_CONTEXT_BYTES, binary=True)} of CUDA context free"
     )
 
 
 _SPEC_UNITS = {
     "memory_bytes": "bytes",
+    "ecc_memory_bytes": "bytes",
     "bandwidth": "bytes/s",
     "l2_bytes": "bytes",
     "compute_units": "",
@@ -377,28 +408,23 @@ def cmd_roofline(args) -> int:
 
 def cmd_memory(args) -> int:
     shape, n = _model_and_params(args)
-    b = memory.bytes_per_value(args.dtype)
+    memory.bytes_per_value(args.dtype)  # ValueError naming the accepted formats
+    kv_dtype = args.kv_dtype or args.dtype
+    memory.bytes_per_value(kv_dtype)  # ValueError naming the accepted formats
     args.seq = _seq(shape, args.seq)
     rep = Report(
         "memory",
         model=shape.name if shape else None,
         n_params=n,
         dtype=args.dtype,
+        kv_dtype=kv_dtype,
         seq_len=args.seq,
         batch=args.batch,
         gpu=None,
     )
     if shape:
         rep.say(f"{shape.name}: N = {n:,.0f} parameters ({shape.source})")
-    w = rep.add(
-        "weights_bytes",
-        f"weights ({args.dtype})",
-        memory.weights_bytes(n, args.dtype),
-        "bytes",
-        memory.weights_bytes,
-        f"{fmt(n)} × {fmt(b)} B",
-        _bytes(memory.weights_bytes(n, args.dtype)),
-    )
+    w = _weights_row(rep, shape, n, args.dtype)
     s = rep.add(
         "training_state_bytes",
         "training state (AdamW, mixed precision)",
@@ -413,27 +439,25 @@ def cmd_memory(args) -> int:
         rep.say(f"  {part:<10}{v / n:g} B/param × {fmt(n)} = {_bytes(v)}")
     need = w
     if shape:
-        kv = memory.kv_cache_bytes_for(shape, args.seq, args.batch, args.dtype)
-        positions, windowed = _kv_positions(shape, args.seq)
+        kv = shape.kv_cache_bytes(args.seq, args.batch, kv_dtype)
         rep.add(
             "kv_cache_bytes",
-            f"KV cache ({args.batch} × {args.seq} tokens)",
+            f"KV cache ({kv_dtype}, {args.batch} × {args.seq} tokens)",
             kv,
             "bytes",
-            memory.kv_cache_bytes_for if windowed else memory.kv_cache_bytes,
-            f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × {positions} × "
-            f"{fmt(args.batch)} × {fmt(b)} B",
+            models.ModelShape.kv_cache_bytes,
+            shape.kv_numbers(args.seq, args.batch, kv_dtype),
             _bytes(kv),
-            formula=windowed,
+            formula=shape.kv_formula(),
         )
         need = rep.add(
             "inference_bytes",
             "inference memory (weights + KV)",
-            memory.inference_bytes(n, args.dtype, kv),
+            memory.serving_bytes(w, kv),
             "bytes",
-            memory.inference_bytes,
+            memory.serving_bytes,
             f"{fmt(w)} + {fmt(kv)} B",
-            _bytes(memory.inference_bytes(n, args.dtype, kv)),
+            _bytes(memory.serving_bytes(w, kv)),
         )
     else:
         rep.result.missing["kv_cache_bytes"] = "a model shape: use --model (see hwlib.models.names())"
@@ -443,7 +467,7 @@ def cmd_memory(args) -> int:
         rep.inputs["gpu"] = acc.name
         rep.say(_fit_words(acc) + ":")
         for what, m in (("inference", need), ("training_state", s)):
-            ok = memory.fits(m, acc.memory_bytes)
+            ok = memory.fits(m, acc.visible_memory_bytes())
             rep.add(
                 f"fits_{what}",
                 f"{what.replace('_', ' ')} fits one {acc.name}",
@@ -456,11 +480,11 @@ def cmd_memory(args) -> int:
             rep.add(
                 f"gpus_needed_{what}",
                 f"{acc.name} GPUs for the {what.replace('_', ' ')}",
-                memory.devices_needed(m, acc.memory_bytes),
+                memory.devices_needed(m, acc.visible_memory_bytes()),
                 "",
                 memory.devices_needed,
                 f"M = {units.format_bytes(m)}",
-                f"{memory.devices_needed(m, acc.memory_bytes)} GPU(s)",
+                f"{memory.devices_needed(m, acc.visible_memory_bytes())} GPU(s)",
             )
         rep.say("(activations not counted; `hwlib estimate` adds them)")
     return rep.emit(args.json)
@@ -538,55 +562,48 @@ def cmd_decode(args) -> int:
     acc = specs.get(args.gpu)
     args.precision = _precision(acc, args.precision)
     args.seq = _seq(shape, args.seq)
-    w = memory.weights_bytes(n, args.dtype)
-    kv = memory.kv_cache_bytes_for(shape, args.seq, 1, args.dtype) if shape else 0.0
+    kv_dtype = args.kv_dtype or args.dtype
+    kv = shape.kv_cache_bytes(args.seq, 1, kv_dtype) if shape else 0.0
     rep = Report(
         "decode",
         model=shape.name if shape else None,
         n_params=n,
         dtype=args.dtype,
+        kv_dtype=kv_dtype,
         gpu=acc.name,
         precision=args.precision,
         bandwidth=acc.bandwidth,
         batch=args.batch,
         seq_len=args.seq if shape else None,
     )
-    rep.add(
-        "weights_bytes",
-        f"weights ({args.dtype})",
-        w,
-        "bytes",
-        memory.weights_bytes,
-        f"{fmt(n)} × {fmt(memory.bytes_per_value(args.dtype))} B",
-        _bytes(w),
-    )
+    w = _weights_row(rep, shape, n, args.dtype)
     if shape:
-        positions, windowed = _kv_positions(shape, args.seq)
         rep.add(
             "kv_bytes_per_sequence",
-            f"KV cache of one sequence ({args.seq} tokens)",
+            f"KV cache of one sequence ({kv_dtype}, {args.seq} tokens)",
             kv,
             "bytes",
-            memory.kv_cache_bytes_for if windowed else memory.kv_cache_bytes,
-            f"2 × {shape.n_layers} × {shape.n_kv_heads} × {shape.head_dim} × "
-            f"{positions} × 1 × {fmt(memory.bytes_per_value(args.dtype))} B",
+            models.ModelShape.kv_cache_bytes,
+            shape.kv_numbers(args.seq, 1, kv_dtype),
             _bytes(kv),
-            formula=windowed,
+            formula=shape.kv_formula(),
         )
     else:
         rep.result.missing["kv_bytes_per_sequence"] = "a model shape: use --model"
     w_read, n_act = w, n
-    if shape is not None and shape.n_experts > 1:  # a mixture of experts reads and runs only the experts it routes to
+    if shape is not None:  # routed experts only (a mixture), B rows of an untied input embedding
         n_act = shape.n_active_params()
-        w_read = shape.weights_read_per_step(args.batch, args.dtype)
+        w_read = memory.weights_read_bytes(shape, args.batch, args.dtype)
+        routed = f", k={shape.top_k} of E={shape.n_experts} experts, uniform routing" if shape.n_experts > 1 else ""
+        rows = "" if shape.tied_embeddings else ", B rows of the input embedding"
         rep.add(
             "weights_read_per_step",
-            f"weights read per step (batch {args.batch}, k={shape.top_k} of E={shape.n_experts} experts, uniform routing)",
+            f"weights read per step (batch {args.batch}{routed}{rows})",
             w_read,
             "bytes",
-            shape.weights_read_per_step,
-            f"E={shape.n_experts}, k={shape.top_k}, B={args.batch}, N_expert={fmt(shape.expert_params())}, "
-            f"b={fmt(memory.bytes_per_value(args.dtype))} B",
+            memory.weights_read_bytes,
+            (f"E={shape.n_experts}, k={shape.top_k}, N_expert={fmt(shape.expert_params())}, " if routed else "")
+            + f"W = {fmt(w)} B, V={shape.vocab_size}, d={shape.d_model}, B={args.batch}",
             _bytes(w_read),
         )
     tps = flops.decode_tokens_per_s_bound(w_read, acc.bandwidth, args.batch, kv)
@@ -600,7 +617,7 @@ def cmd_decode(args) -> int:
         f"{units.format_quantity(tps, 'tokens/s')} ({units.format_quantity(tps / args.batch, 'per sequence')})",
     )
     need = w + args.batch * kv
-    gpus = memory.devices_needed(need, acc.memory_bytes)
+    gpus = memory.devices_needed(need, acc.visible_memory_bytes())
     rep.add(
         "fits_one_device",
         f"weights + KV cache fit one {acc.name}",
@@ -613,7 +630,7 @@ def cmd_decode(args) -> int:
     if gpus > 1:
         rep.warn(
             f"weights + KV cache ({units.format_bytes(need)}) do not fit one {acc.name} "
-            f"({units.format_bytes(acc.memory_bytes, binary=True)}, less {memory.HEADROOM:.0%} headroom "
+            f"({units.format_bytes(acc.visible_memory_bytes(), binary=True)} visible, less {memory.HEADROOM:.0%} headroom "
             f"and the CUDA context): they need {gpus} devices; the ceilings assume one device held them"
         )
     if args.precision not in acc.precisions():  # e.g. a T4 has no bf16 rate: the bandwidth bound still stands
@@ -647,6 +664,7 @@ def _common(p, fn, params_or_model=False):
         g = p.add_mutually_exclusive_group(required=True)
         flag(g, "--params")
         flag(g, "--model")
+        flag(g, "--config")
 
 
 def register(subparsers) -> None:
@@ -670,6 +688,7 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("memory", help="weights, training state and KV cache in bytes")
     flag(p, "--dtype")
+    flag(p, "--kv-dtype")
     flag(p, "--seq")
     flag(p, "--batch")
     flag(p, "--gpu", help="say whether it fits this accelerator; " + GPU_HELP)
@@ -694,6 +713,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("decode", help="bandwidth ceiling on decoding tokens/s")
     flag(p, "--gpu", required=True)
     flag(p, "--dtype")
+    flag(p, "--kv-dtype")
     flag(p, "--batch")
     flag(p, "--seq")
     flag(p, "--precision")

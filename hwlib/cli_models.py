@@ -71,7 +71,7 @@ def cmd_moe(args) -> int:
         f"2 × {fmt(m.active_params())}",
         units.format_flops(f),
     )
-    kv = attention.kv_cache_bytes_for(m, args.seq)
+    kv = attention.kv_cache_bytes_for(m.name, args.seq)
     kind = m.attention["kind"].upper() + (f", window {m.sliding_window}" if m.sliding_window else "")
     rep.add(
         "kv_bytes_per_sequence",
@@ -164,7 +164,7 @@ def cmd_finetune(args) -> int:
     for key, part, label in (
         ("adapter_bytes", "adapters", "adapters + their optimizer state"),
         ("activation_bytes", "activations", f"activations ({args.batch} × {args.seq} tokens)"),
-        ("total_bytes", "total", "total"),
+        ("state_and_activations_bytes", "total", "weights + adapters + activations"),
     ):
         rep.add(
             key,
@@ -176,17 +176,39 @@ def cmd_finetune(args) -> int:
             _bytes(parts[part]),
             formula=_of(finetune, f"model_finetune_bytes.{part}"),
         )
+    logits = memory.logits_bytes(args.seq, args.batch, shape.vocab_size)
+    rep.add(
+        "logits_bytes",
+        f"logits for the loss (fp32, {args.batch} × {args.seq} tokens × V = {shape.vocab_size})",
+        logits,
+        "bytes",
+        memory.logits_bytes,
+        f"s = {args.seq}, b = {args.batch}, V = {shape.vocab_size}",
+        _bytes(logits),
+    )
+    total = memory.training_bytes_per_device(parts["weights"] + parts["adapters"], parts["activations"], logits)
+    rep.add(
+        "total_bytes",
+        "total (with the logits)",
+        total,
+        "bytes",
+        memory.training_bytes_per_device,
+        "",
+        _bytes(total),
+        formula=memory.FORMULAS["training_bytes_per_device.logits"],
+    )
     if args.tokens:
         n_act = shape.n_active_params()  # a mixture of experts computes with its active experts only
-        c = finetune.finetune_flops(n_act, args.tokens, args.method)
+        c = finetune.finetune_flops(n_act, args.tokens, args.method, recompute=False)  # model FLOPs, as at an MFU
         rep.add(
             "training_flops",
-            "fine-tuning compute" + (" (N = active parameters)" if n_act != n else ""),
+            "fine-tuning model FLOPs" + (" (N = active parameters)" if n_act != n else ""),
             c,
             "FLOP",
             finetune.finetune_flops,
             f"N = {fmt(n_act)}, D = {fmt(args.tokens)}",
             units.format_flops(c),
+            formula=_of(finetune, "finetune_flops." + ("full" if args.method == "full" else "adapters")),
         )
     else:
         rep.result.missing["training_flops"] = "--tokens D (the fine-tuning tokens)"

@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import json
 
-from . import calculator, diagnose, specs
+from . import calculator, diagnose, models, specs
 from .cli_calc import flag, parse_context, parse_count, parse_whole
 
 
 def cmd_estimate(args) -> int:
-    if args.model is None and args.params is None:
-        raise ValueError("give --model NAME (see `hwlib.models.names()`) or --params N")
+    given = [f for f in ("model", "config", "params") if getattr(args, f) is not None]
+    if len(given) != 1:
+        raise ValueError(
+            "give one of --model NAME (see `hwlib.models.names()`), --config PATH (a config.json) or --params N; "
+            f"got {', '.join('--' + f for f in given) or 'none'}"
+        )
+    model = models.from_hf_config(args.config) if args.config else args.model
     est = calculator.estimate(
-        args.model,
+        model,
         n_params=args.params,
         tokens=args.tokens,
         gpu=args.gpu,
@@ -26,7 +31,7 @@ def cmd_estimate(args) -> int:
         price_per_hour=args.price,
         precision=args.precision,
         weights_dtype=args.dtype,
-        kv_dtype=args.dtype,
+        kv_dtype=args.kv_dtype or args.dtype,
         seq_len=args.seq,
         batch=args.batch,
         train_seq_len=args.train_seq,
@@ -62,6 +67,7 @@ def register(subparsers) -> None:
     """Add estimate and diagnose to the `hwlib` command line."""
     p = subparsers.add_parser("estimate", help="memory, FLOPs, time and cost of a model on an accelerator")
     flag(p, "--model", help="a named shape, e.g. llama-3-8b (or give --params)")
+    flag(p, "--config")
     flag(p, "--params")
     flag(p, "--tokens", help="training tokens D, e.g. 7B (without it: no training time or cost)")
     flag(p, "--gpu", default="H100 SXM")
@@ -70,6 +76,7 @@ def register(subparsers) -> None:
     flag(p, "--price")
     flag(p, "--precision")
     flag(p, "--dtype", help="storage format of weights and KV cache for inference (default bf16)")
+    flag(p, "--kv-dtype")
     flag(p, "--seq", help="serving: tokens of context per sequence, e.g. 4k (default 4096 or the model's context)")
     flag(p, "--batch", help="serving: sequences decoded together (default 1)")
     p.add_argument(

@@ -28,6 +28,8 @@ FORMULAS = {
     "model_finetune_bytes.activations": "checkpointed layers + one layer recomputed",
     "model_finetune_bytes.total": "weights + adapters + activations",
     "finetune_flops": "(4 or 6)·N·D + 2·N·D recompute",
+    "finetune_flops.full": "C = 6·N·D",
+    "finetune_flops.adapters": "C = 4·N·D  (frozen weights: no weight gradients)",
 }
 """The formula each function of this module evaluates, as the calculators print it (the one copy)."""
 
@@ -116,7 +118,10 @@ def model_finetune_bytes(
 def finetune_flops(n_params, n_tokens, method="qlora", recompute=True):
     """FLOPs of a fine-tune over D tokens: forward 2ND, backward to the activations 2ND, weight
     gradients 2ND only for full fine-tuning (LoRA skips them for frozen W, Hu et al. 2021 §4.2), and
-    another forward 2ND when activations are recomputed:  full 6ND (8ND), LoRA/QLoRA 4ND (6ND)."""
+    another forward 2ND when activations are recomputed:  full 6ND (8ND), LoRA/QLoRA 4ND (6ND).
+    The calculators time a run from the model FLOPs (recompute=False) at an MFU, as MFU is defined:
+    recomputation is hardware work that lowers the MFU, not more model FLOPs (Chowdhery et al. 2022,
+    Appendix B). recompute=True gives the hardware FLOPs."""
     n = _check.positive("n_params", n_params)
     d = _check.positive("n_tokens", n_tokens)
     m = _check.choice("method", method, METHODS)

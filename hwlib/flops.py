@@ -19,9 +19,12 @@ PF_DAY_FLOP = 1e15 * 24 * 3600  # one petaFLOP/s sustained for a day
 FORMULAS = {
     "matmul_flops": "F = 2·m·n·k",
     "forward_flops": "F = 2·N·D",
+    "forward_flops_shaped": "F = 2·(N − N_lookup)·D",
     "training_flops": "C = 6·N·D",
     "prefill_flops": "F = 2·N·s·B",
     "attention_flops": "F = 2·L·n_ctx·d_attn·D",
+    "attention_training_flops": "C_attn = 3·F_attn·D",
+    "model_flops": "C_model = C + C_attn",
     "training_time_s": "t = C / (u·π·G·η)",
     "cost_usd": "$ = G·t/3600 × p",
     "device_hours": "G·t / 3600 s",
@@ -52,6 +55,19 @@ def forward_flops(n_params, n_tokens):
     return 2.0 * _check.positive("n_params", n_params) * _check.positive("n_tokens", n_tokens)
 
 
+def forward_flops_shaped(n_params, lookup_params, n_tokens):
+    """Forward pass of a known shape: F = 2·(N − N_lookup)·D  [FLOP]. N_lookup are the weights a
+    token only looks up and never multiplies: an untied input embedding (V·d) and learned positions;
+    a tied embedding is multiplied once as the output head, so it stays in. Llama 3 8B (untied,
+    V·d = 525M of 8.03B): 2·7.50e9 per token, 7 % below 2N. Kaplan et al. 2020 count non-embedding
+    parameters for the same reason."""
+    n = _check.positive("n_params", n_params)
+    lookup = _check.nonnegative("lookup_params", lookup_params)
+    if lookup >= n:
+        raise ValueError(f"lookup_params must be below n_params ({n:.3g}); got {lookup:.3g}")
+    return 2.0 * (n - lookup) * _check.positive("n_tokens", n_tokens)
+
+
 def training_flops(n_params, n_tokens):
     """Training: C ≈ 6ND  [FLOP] = forward 2ND + backward 4ND (gradients w.r.t. activations and weights).
 
@@ -77,6 +93,24 @@ def attention_flops(n_layers, context_len, d_attn, n_tokens=1):
     ctx = _check.positive("context_len", context_len)
     d = _check.integer("d_attn", d_attn)
     return 2.0 * layers * ctx * d * _check.positive("n_tokens", n_tokens)
+
+
+def attention_training_flops(attention_flops_per_token, n_tokens):
+    """Training FLOPs of attention's context-sized products: C_attn = 3·F_attn·D  [FLOP], forward F_attn
+    per token (`hwlib.models.ModelShape.attention_flops_per_token`) and twice that backward (these
+    products have no weights, so a LoRA fine-tune does the same). PaLM's 12·L·h·d_head·s per token
+    (Chowdhery et al. 2022, Appendix B)."""
+    return (
+        3.0
+        * _check.positive("attention_flops_per_token", attention_flops_per_token)
+        * _check.positive("n_tokens", n_tokens)
+    )
+
+
+def model_flops(parameter_flops, attention_flops=0.0):
+    """Model FLOPs: C_model = C + C_attn  [FLOP], the weights' 6ND (or a fine-tune's 4ND) plus attention's
+    context-sized products, the count that published MFUs (PaLM's, Llama 3's) divide by."""
+    return _check.positive("parameter_flops", parameter_flops) + _check.nonnegative("attention_flops", attention_flops)
 
 
 def training_time_s(total_flops, peak_flops, mfu, n_devices=1, scaling_efficiency=1.0):

@@ -12,22 +12,33 @@ binary; `usable_bytes`, `fits` and `devices_needed` leave headroom and the CUDA 
 
 from __future__ import annotations
 
+import functools
 import math
+from pathlib import Path
 
-from . import _check, dtypes
+from . import _check, dtypes, models
 
 BYTES_PER_VALUE = dtypes.STORAGE_BYTES
 """Storage bytes per value by dtype name: `hwlib.dtypes.STORAGE_BYTES`, the one table."""
 RECOMPUTE = ("none", "selective", "full")
 FORMULAS = {
     "weights_bytes": "W = N·b",
+    "quantized_bits_per_weight": "b_q = b + (s + z)/g + s₂/(g·g₂)",
+    "weights_read_bytes": "W_read = W − (N − N_read)·b_lin − (V − min(B, V))·d·b_emb  (B rows of an untied embedding)",
+    "quantized_weights_bytes": "W_q = N_lin·b_q/8 + (N − N_lin)·2 B  (embeddings, head, norms in 16-bit)",
     "training_state_bytes": "S = (2 + 2 + 4 + 8)·N = 16·N",
+    "training_state_bytes.fp32_grads": "S = (2 + 4 + 4 + 8)·N = 18·N",
     "kv_cache_bytes": "KV = 2·L·h_kv·d_head·s·B·b",
-    "kv_cache_bytes.window": "KV = 2·L·h_kv·d_head·min(s, W)·B·b  (sliding window W)",
-    "inference_bytes": "M = W + KV",
+    "inference_bytes": "M = N·b + KV",
+    "serving_bytes": "M = W + KV",
     "fits": "M·(1 + f) + C_ctx ≤ GPU memory",
+    "kv_replication": "r = max(1, t / h_kv)  (MLA: r = t, one latent per token)",
+    "tensor_parallel_devices": "t = min{t ≥ 1 : h mod t = 0, (W + r(t)·KV)·(1 + f) ≤ t·(GPU memory − C_ctx)}",
     "devices_needed": "⌈M·(1 + f) / (GPU memory − C_ctx)⌉",
+    "sequences_that_fit": "B_max = ⌊(usable(M_GPU) − W) / M_KV(s)⌋",
     "training_bytes_per_device": "M = state per GPU + activations",
+    "training_bytes_per_device.logits": "M = state per GPU + activations + logits",
+    "logits_bytes": "Z = s·b·V·4 B  (fp32 logits for the loss)",
 }
 """The formula each function of this module evaluates, as the calculators print it (one copy: the
 calculator, the command line and the page read it from here; `activation_formula` and
@@ -77,23 +88,136 @@ def weights_bytes(n_params, dtype="bf16"):
     return n * bytes_per_value(dtype)
 
 
-def training_state_breakdown(n_params) -> dict:
+QUANTIZATION_PATH = Path(__file__).with_name("data") / "quantization.yaml"
+
+
+@functools.cache
+def quantization_data() -> dict:
+    """hwlib/data/quantization.yaml: schemes (bits, group, scale and zero bits, source), the scheme each
+    sub-16-bit format stands for, and published checkpoint sizes."""
+    import yaml
+
+    return yaml.safe_load(QUANTIZATION_PATH.read_text(encoding="utf-8"))
+
+
+def quantization_scheme(name) -> str:
+    """The scheme key for a scheme ("awq-w4-g128") or a calculator format that stands for one ("int4"
+    -> "awq-w4-g128"); None for a 16-bit or wider format, which stores every weight alike."""
+    data = quantization_data()
+    if name in data["schemes"]:
+        return name
+    key = dtypes.name(name, "dtype")
+    if key in data["formats"]:
+        return data["formats"][key]
+    return None
+
+
+def quantized_bits_per_weight(scheme) -> float:
+    """Stored bits per quantized weight: b_q = b + (s + z)/g + s₂/(g·g₂), with b bits per weight, a scale
+    of s and a zero point of z bits per group of g weights, and (double quantization) a second-level
+    scale of s₂ bits per g₂ groups. AWQ/GPTQ w4 g128: 4 + 20/128 = 4.156; NF4 with double
+    quantization: 4 + 8/64 + 32/(64·256) = 4.127 (Dettmers et al. 2023 §3); NVFP4: 4 + 8/16 = 4.5."""
+    data = quantization_data()
+    if scheme not in data["schemes"] and scheme not in data["formats"]:
+        raise ValueError(
+            f"scheme must be one of {', '.join(data['schemes'])} or a format that stands for one "
+            f"({', '.join(data['formats'])}); got {scheme!r}"
+        )
+    s = data["schemes"][quantization_scheme(scheme)]
+    bits = float(s["bits"])
+    if s["group"]:
+        bits += (s["scale_bits"] + s["zero_bits"]) / s["group"]
+        if s.get("group2"):
+            bits += s["scale2_bits"] / (s["group"] * s["group2"])
+    return bits
+
+
+def model_shape(model):
+    """A `hwlib.models.ModelShape`, or its name looked up in hwlib.models; anything else: ValueError."""
+    if isinstance(model, str):
+        return models.get(model)
+    if not isinstance(model, models.ModelShape):
+        raise ValueError(f"model must be a hwlib.models.ModelShape or a model name; got {model!r}")
+    return model
+
+
+def quantized_params(model) -> float:
+    """N_lin: the weights a quantization scheme stores in its format, the linear layers of the blocks
+    (attention and MLP experts): N minus the token embedding, output head, learned positions, norms
+    and MoE routers, which checkpoints keep in 16-bit. `model`: a ModelShape or its name."""
+    model = model_shape(model)
+    routers = model.n_moe_layers() * model.router_params()
+    return float(model.n_params() - model.embedding_params() - model.norm_params() - routers)
+
+
+def quantized_weights_bytes(model, scheme="awq-w4-g128"):
+    """Weights as a quantized checkpoint stores them: W_q = N_lin·b_q/8 + (N − N_lin)·2  [bytes], the
+    linear layers at `quantized_bits_per_weight(scheme)` and the rest (embeddings, head, norms,
+    routers) in 16-bit. Llama 3 8B in AWQ w4 g128: 5.73 GB, not the 4.02 GB of 0.5 B per parameter.
+    Checked against published checkpoint sizes (hwlib/data/quantization.yaml)."""
+    model = model_shape(model)
+    n_lin = quantized_params(model)
+    return n_lin * quantized_bits_per_weight(scheme) / 8.0 + (model.n_params() - n_lin) * 2.0
+
+
+def gguf_bytes(n_params, quant="Q4_K_M"):
+    """A GGUF (llama.cpp) file of `quant`: W = N·bpw/8  [bytes], bpw the average bits per weight of the
+    whole file as llama.cpp measured it for Llama 3.1 8B (hwlib/data/quantization.yaml, `gguf`;
+    Q4_K_M 4.89, Q8_0 8.50). k-quant mixtures differ a little from model to model, so this is the
+    published average, not a per-tensor count."""
+    types = quantization_data()["gguf"]["types"]
+    if quant not in types:
+        raise ValueError(f"quant must be one of the GGUF types {', '.join(types)}; got {quant!r}")
+    return _check.positive("n_params", n_params) * types[quant]["bpw"] / 8.0
+
+
+def stored_weights_bytes(model, dtype="bf16"):
+    """Weights of a shape as stored in `dtype`: a sub-16-bit format as the checkpoint scheme it stands for
+    (`quantization_scheme`: int4 -> AWQ w4 g128, with 16-bit embeddings and head), else N·b  [bytes]."""
+    model = model_shape(model)
+    scheme = quantization_scheme(dtype)
+    if scheme is None:
+        return weights_bytes(model.n_params(), dtype)
+    return quantized_weights_bytes(model, scheme)
+
+
+def weights_read_bytes(model, batch=1, dtype="bf16"):
+    """Weight bytes one decoding step of B tokens reads: the stored weights W (`stored_weights_bytes`)
+    less the experts no token of the batch is routed to, (N − N_read)·b_lin
+    (`ModelShape.params_read_per_step`), and less the rows of an untied input embedding it does not
+    look up, (V − min(B, V))·d·b_emb (`ModelShape.unread_embedding_params`). b_lin and b_emb are the
+    stored bytes of a linear-layer and an embedding weight (16-bit embeddings in a quantized scheme)."""
+    model = model_shape(model)
+    scheme = quantization_scheme(dtype)
+    b_lin = bytes_per_value(dtype) if scheme is None else quantized_bits_per_weight(scheme) / 8.0
+    b_emb = bytes_per_value(dtype) if scheme is None else 2.0
+    unread_experts = model.n_params() - model.params_read_per_step(batch)
+    return stored_weights_bytes(model, dtype) - unread_experts * b_lin - model.unread_embedding_params(batch) * b_emb
+
+
+def training_state_breakdown(n_params, fp32_grads=False) -> dict:
     """Mixed-precision AdamW state per parameter, in bytes: bf16 weights 2, bf16 gradients 2,
-    fp32 master weights 4, Adam's two fp32 moments 8 (16 in total).
+    fp32 master weights 4, Adam's two fp32 moments 8 (16 in total). With fp32_grads the gradients
+    are accumulated in fp32, 4 B (18 in total), as DeepSpeed and Megatron-LM do for gradient
+    accumulation and as Rajbhandari et al. 2020 (ZeRO) count K = 12 + fp32 copies.
 
     Source: chapter 9 "Memory for training"; Micikevicius et al. 2018.
     Activations, buffers and fragmentation come on top.
     """
     n = _check.positive("n_params", n_params)
-    return {"weights": 2.0 * n, "gradients": 2.0 * n, "master": 4.0 * n, "adam": 8.0 * n}
+    if not isinstance(fp32_grads, bool):
+        raise ValueError(f"fp32_grads must be True or False; got {fp32_grads!r}")
+    grad = 4.0 if fp32_grads else 2.0
+    return {"weights": 2.0 * n, "gradients": grad * n, "master": 4.0 * n, "adam": 8.0 * n}
 
 
-def training_state_bytes(n_params):
-    """Model + gradient + optimizer state for mixed-precision AdamW: S = 16 N  [bytes].
+def training_state_bytes(n_params, fp32_grads=False):
+    """Model + gradient + optimizer state for mixed-precision AdamW: S = 16 N  [bytes], or S = 18 N
+    with fp32 gradients (fp32_grads=True).
 
-    7B -> 112 GB (does not fit one 80 GiB = 85.9 GB GPU). Source: chapter 9.
+    7B -> 112 GB (does not fit one 80 GiB = 85.9 GB GPU); 126 GB with fp32 gradients. Source: chapter 9.
     """
-    parts = training_state_breakdown(n_params)
+    parts = training_state_breakdown(n_params, fp32_grads)
     return parts["weights"] + parts["gradients"] + parts["master"] + parts["adam"]
 
 
@@ -115,18 +239,19 @@ def kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, batch=1, dtype="bf16
 def kv_cache_bytes_for(model, seq_len, batch=1, dtype="bf16"):
     """kv_cache_bytes for a named shape: a `hwlib.models` shape (or its name, e.g. "llama-3-8b").
 
-    The shape must provide n_layers, n_kv_heads and head_dim. A shape with a sliding window W
-    (Mistral 7B) caches min(s, W) positions: KV = 2·L·h_kv·d_head·min(s, W)·B·b.
+    A ModelShape counts its own layers (`ModelShape.kv_cache_bytes`): min(s, W) positions in each
+    sliding-window layer (Mistral 7B: all; Gemma 2: half), s in the others, and the 512 + 64 latent
+    of multi-head latent attention (DeepSeek-V3). Any other object must provide n_layers, n_kv_heads
+    and head_dim: KV = 2·L·h_kv·d_head·s·B·b.
     """
     if isinstance(model, str):
-        from . import models
-
         model = models.get(model)
+    if hasattr(model, "kv_cache_bytes"):
+        return model.kv_cache_bytes(seq_len, batch, dtype)
     missing = [a for a in ("n_layers", "n_kv_heads", "head_dim") if not hasattr(model, a)]
     if missing:
         raise ValueError(f"model must have n_layers, n_kv_heads and head_dim; {model!r} lacks {missing}")
-    cached = model.cached_tokens(seq_len) if hasattr(model, "cached_tokens") else seq_len  # min(s, W) rule: models
-    return kv_cache_bytes(model.n_layers, model.n_kv_heads, model.head_dim, cached, batch, dtype)
+    return kv_cache_bytes(model.n_layers, model.n_kv_heads, model.head_dim, seq_len, batch, dtype)
 
 
 def inference_bytes(n_params, dtype="bf16", kv_bytes=0.0):
@@ -137,6 +262,12 @@ def inference_bytes(n_params, dtype="bf16", kv_bytes=0.0):
     """
     kv = _check.nonnegative("kv_bytes", kv_bytes)
     return weights_bytes(n_params, dtype) + kv
+
+
+def serving_bytes(weights_bytes, kv_bytes=0.0):
+    """Serving memory from stored weights: M = W + KV  [bytes] (W from `stored_weights_bytes` for a
+    quantized checkpoint, where `inference_bytes`' N × b would undercount the 16-bit embeddings)."""
+    return _check.positive("weights_bytes", weights_bytes) + _check.nonnegative("kv_bytes", kv_bytes)
 
 
 def usable_bytes(capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTEXT_BYTES):
@@ -158,6 +289,20 @@ def fits(need_bytes, capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTE
     left free (see `usable_bytes`)."""
     need = _check.nonnegative("need_bytes", need_bytes)
     return bool(need <= usable_bytes(capacity_bytes, headroom, context_bytes))
+
+
+def sequences_that_fit(
+    weights_bytes, kv_bytes_per_sequence, capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTEXT_BYTES
+) -> int:
+    """How many sequences fit on one device, the book's one convention: B_max = ⌊(usable(M_GPU) − W) /
+    M_KV(s)⌋, the KV caches of s-token sequences in what `usable_bytes` leaves (the headroom and the
+    CUDA context set aside) after the weights W; 0 when the weights do not fit. Pass the memory the
+    device reports (Accelerator.visible_memory_bytes, ECC on for T4/L4). Activations of a decode step
+    are small next to the KV cache and come out of the headroom."""
+    w = _check.nonnegative("weights_bytes", weights_bytes)
+    kv = _check.positive("kv_bytes_per_sequence", kv_bytes_per_sequence)
+    free = usable_bytes(capacity_bytes, headroom, context_bytes) - w
+    return max(0, int(free // kv))
 
 
 def devices_needed(need_bytes, capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTEXT_BYTES) -> int:
@@ -297,10 +442,51 @@ def activation_bytes_for(
     )
 
 
-def training_bytes_per_device(state_bytes, activation_bytes):
-    """Training memory per device M = state per GPU + activations  [bytes] (ZeRO shard from
-    `zero_bytes_per_device`, activations from `activation_bytes`). Source: chapter 9, memory budget."""
-    return _check.nonnegative("state_bytes", state_bytes) + _check.nonnegative("activation_bytes", activation_bytes)
+def kv_replication(tensor_parallel, n_kv_heads) -> float:
+    """Copies of the KV cache tensor parallelism over t GPUs keeps: each GPU holds h_kv / t KV heads,
+    and when t exceeds h_kv each head is held by t / h_kv GPUs: r = max(1, t / h_kv). An MLA latent
+    is one shared "head" (h_kv = 1): every GPU keeps the whole latent cache."""
+    t = _check.integer("tensor_parallel", tensor_parallel)
+    kv = _check.integer("n_kv_heads", n_kv_heads)
+    return max(1.0, t / kv)
+
+
+def tensor_parallel_devices(weights_bytes, kv_bytes, capacity_bytes, n_heads, n_kv_heads) -> int:
+    """The fewest GPUs that serve a model by tensor parallelism: a degree t that divides the h attention
+    heads (each GPU computes h / t of them; Shoeybi et al. 2019) and holds the weights and the KV cache
+    with its replication r(t) (`kv_replication`) under `fits`' headroom and CUDA context. 0 when no
+    divisor of h holds it (a pipeline across nodes would be needed, which this does not model)."""
+    w = _check.positive("weights_bytes", weights_bytes)
+    kv = _check.nonnegative("kv_bytes", kv_bytes)
+    heads = _check.integer("n_heads", n_heads)
+    use = usable_bytes(capacity_bytes)
+    t = 1
+    while t <= heads:
+        if heads % t == 0 and (w + kv_replication(t, n_kv_heads) * kv) <= t * use:
+            return t
+        t += 1
+    return 0
+
+
+def training_bytes_per_device(state_bytes, activation_bytes, logits_bytes=0.0):
+    """Training memory per device M = state per GPU + activations (+ logits)  [bytes] (ZeRO shard from
+    `zero_bytes_per_device`, activations from `activation_bytes`, the loss's logits from
+    `logits_bytes`). Source: chapter 9, memory budget."""
+    return (
+        _check.nonnegative("state_bytes", state_bytes)
+        + _check.nonnegative("activation_bytes", activation_bytes)
+        + _check.nonnegative("logits_bytes", logits_bytes)
+    )
+
+
+def logits_bytes(seq_len, batch, vocab_size, bytes_per_value=4.0):
+    """The output logits a training step keeps for the cross-entropy loss: Z = s·b·V·4  [bytes] in fp32,
+    as frameworks upcast them (the activation count, a per-layer one, leaves them out). Llama 3 8B at
+    8,192 tokens and a 128,256-token vocabulary: 4.2 GB per sequence."""
+    s = _check.positive("seq_len", seq_len)
+    b = _check.positive("batch", batch)
+    v = _check.integer("vocab_size", vocab_size)
+    return s * b * v * _check.positive("bytes_per_value", bytes_per_value)
 
 
 def zero_formula(stage, optimizer_bytes_per_param=12) -> str:

@@ -3,8 +3,8 @@
 An MoE layer replaces the dense MLP with E experts and a router that sends each token to k of them
 (plus any shared experts every token uses). Memory follows the TOTAL parameter count (every expert
 must be stored); FLOPs follow the ACTIVE count (each token runs through k experts only):
-forward ≈ 2 · N_active FLOP per token, training ≈ 6 · N_active · D. Shapes (with sources) in
-``hwlib/data/moe.yaml``; tests check the counts against Mixtral 8x7B's 46.7B / 12.9B and
+forward ≈ 2 · N_active FLOP per token, training ≈ 6 · N_active · D. Shapes (with sources) are the
+configs of ``hwlib/data/models.yaml``, read by ``hwlib.models`` (the one home of every shape); tests check the counts against Mixtral 8x7B's 46.7B / 12.9B and
 DeepSeek-V3's 671B / 37B. Chapter 7 "Expert parallelism"; Lepikhin et al. 2021 (GShard).
 
 >>> m = get("Mixtral 8x7B")
@@ -16,11 +16,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from pathlib import Path
-
-import yaml
-
-from . import _check, memory
+from . import _check, memory, models
 
 FORMULAS = {
     "MoEShape.total_params": "N_total = every expert + attention + embeddings",
@@ -34,7 +30,9 @@ FORMULAS = {
 }
 """The formula each function of this module evaluates, as the calculators print it (the one copy)."""
 
-DATA_PATH = Path(__file__).with_name("data") / "moe.yaml"
+NAMES = ("Mistral 7B", "Mixtral 8x7B", "DeepSeek-V3")
+"""The shapes of hwlib.models this module offers: the dense Mistral 7B the MoE grew from and two
+mixtures (GQA and MLA attention, with and without shared experts and dense first layers)."""
 
 
 @dataclass(frozen=True)
@@ -107,34 +105,44 @@ class MoEShape:
         return memory.weights_bytes(self.total_params(), dtype)
 
 
+def _view(m) -> MoEShape:
+    """A MoEShape of a `hwlib.models` shape: the same numbers, read from the one config."""
+    if m.mla:
+        attention = {
+            "kind": "mla",
+            "n_heads": m.n_heads,
+            "q_lora_rank": m.q_lora_rank,
+            "kv_lora_rank": m.kv_lora_rank,
+            "qk_nope_head_dim": m.head_dim,
+            "qk_rope_head_dim": m.qk_rope_head_dim,
+            "v_head_dim": m.v_head_dim,
+        }
+    else:
+        attention = {"kind": "gqa", "n_heads": m.n_heads, "n_kv_heads": m.n_kv_heads, "head_dim": m.head_dim}
+    mixture = m.n_experts > 1
+    return MoEShape(
+        m.name,
+        vocab_size=m.vocab_size,
+        d_model=m.d_model,
+        n_layers=m.n_layers,
+        n_dense_layers=m.n_dense_layers if mixture else m.n_layers,
+        d_ff_dense=(m.d_ff_dense or m.d_ff) if mixture else m.d_ff,
+        d_ff_expert=m.d_ff,
+        n_experts=m.n_experts,
+        n_shared_experts=m.n_shared_experts,
+        top_k=m.top_k,
+        attention=attention,
+        sliding_window=m.sliding_window,
+        source=m.source,
+        published=models.published(m.name),
+    )
+
+
 @functools.lru_cache(maxsize=1)
 def _load() -> tuple[dict, dict]:
-    raw = yaml.safe_load(DATA_PATH.read_text())
-    shapes, lookup = {}, {}
-    keys = (
-        "vocab_size",
-        "d_model",
-        "n_layers",
-        "n_dense_layers",
-        "d_ff_dense",
-        "d_ff_expert",
-        "n_experts",
-        "n_shared_experts",
-        "top_k",
-    )
-    for name, row in raw["models"].items():
-        dims = {k: _check.integer(f"{name}.{k}", row[k], minimum=0) for k in keys}
-        shape = MoEShape(
-            name,
-            **dims,
-            attention=dict(row["attention"]),
-            sliding_window=row["sliding_window"],
-            source=raw["sources"][row["source"]],
-            published=dict(row["published"]),
-        )
-        shapes[name] = shape
-        for alias in [name, *row.get("aliases", [])]:
-            lookup[_check.normalize(alias)] = name
+    shapes = {name: _view(models.get(name)) for name in NAMES}
+    lookup = {_check.normalize(a): t for a, t in models._ALIASES.items() if t in shapes}
+    lookup.update({_check.normalize(n): n for n in shapes})
     return shapes, lookup
 
 

@@ -113,7 +113,7 @@ def evaluate(task: str, accelerator, usd_per_hour=None) -> dict:
     key = _check.choice("task", task, TASKS)
     t, acc = TASKS[key], _acc(accelerator)
     price = cheapest(acc).usd_per_hour if usd_per_hour is None else _check.positive("usd_per_hour", usd_per_hour)
-    usable = memory.usable_bytes(acc.memory_bytes)
+    usable = memory.usable_bytes(acc.visible_memory_bytes())
     precision, peak = _peak(acc)
     out = {"task": key, "accelerator": acc.name, "usd_per_hour": price, "precision": precision, "usable_bytes": usable}
     shape = models.get(t["model"])
@@ -121,7 +121,7 @@ def evaluate(task: str, accelerator, usd_per_hour=None) -> dict:
     if key == "serve-8b":
         weights = memory.weights_bytes(n, "bf16")
         kv = memory.kv_cache_bytes_for(shape, t["seq_len"])
-        batch = int(min(t["max_batch"], (usable - weights) // kv)) if usable > weights else 0
+        batch = min(t["max_batch"], memory.sequences_that_fit(weights, kv, acc.visible_memory_bytes()))
         out.update(memory_bytes=weights + max(batch, 1) * kv, fits=batch >= 1, batch=batch)
         if batch >= 1:
             rate = min(
@@ -131,7 +131,7 @@ def evaluate(task: str, accelerator, usd_per_hour=None) -> dict:
         return out
     if key == "qlora-7b":
         need = finetune.model_finetune_bytes(shape, "qlora", t["rank"], t["seq_len"], t["batch"])["total"]
-        work = finetune.finetune_flops(n, t["tokens"], "qlora", recompute=True)
+        work = finetune.finetune_flops(n, t["tokens"], "qlora", recompute=False)  # model FLOPs at the MFU
     else:
         act = memory.activation_bytes(t["seq_len"], t["batch"], shape.d_model, shape.n_layers, shape.n_heads)
         need = memory.training_state_bytes(n) + act

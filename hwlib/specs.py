@@ -45,6 +45,7 @@ FORMULAS = {
 
 _NUMBER_FIELDS = (
     "memory_bytes",
+    "ecc_memory_bytes",
     "bandwidth",
     "l2_bytes",
     "compute_units",
@@ -71,6 +72,7 @@ class Accelerator:
     kind: str  # "gpu", "tpu" or "asic" (Gaudi)
     memory_bytes: float  # device memory (HBM/GDDR), bytes; binary capacity (80 GiB)
     bandwidth: float  # device-memory bandwidth, bytes/s
+    ecc_memory_bytes: float | None = None  # what a GDDR part exposes with ECC on (clouds, Colab), bytes
     l2_bytes: float | None = None  # last on-chip cache before device memory, bytes
     compute_units: int | None = None  # SMs (NVIDIA), CUs (AMD), TensorCores (TPU)
     compute_unit_kind: str | None = None
@@ -85,6 +87,14 @@ class Accelerator:
     flops: Mapping[str, float] = field(default_factory=dict, compare=False, repr=False)
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     confidences: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def visible_memory_bytes(self) -> float:
+        """Device memory a program can see, bytes; the budget of `hwlib.memory.fits` starts here.
+        With ECC on, as clouds and Colab run GDDR parts, a T4 or L4 keeps 1/16 of its memory for the
+        check bits (ecc_memory_bytes); HBM parts keep ECC out of band and show memory_bytes; a unified
+        memory shows the share the GPU may wire (`gpu_memory_bytes`). Source: specs.yaml."""
+        seen = self.memory_bytes if self.ecc_memory_bytes is None else self.ecc_memory_bytes
+        return min(seen, self.gpu_memory_bytes())
 
     def precisions(self) -> list[str]:
         """The precisions this part has a dense peak for, e.g. ``['fp32', 'bf16', 'int8']``."""

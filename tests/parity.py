@@ -52,12 +52,32 @@ def _experts(rng: random.Random) -> dict:
     return {"n_experts": e, "top_k": rng.randint(1, min(e, 8))}
 
 
+def config_inputs(rng: random.Random) -> dict:
+    """A shipped config.json (hwlib/data/models.yaml), half the time with another layer count, as a
+    reader pastes it into the page."""
+    cfg = dict(models.catalogue()["models"][rng.choice(models.names())]["config"])
+    key = "n_layer" if "n_layer" in cfg else "num_hidden_layers"
+    if rng.random() < 0.5:
+        cfg[key] = rng.randint(cfg.get("first_k_dense_replace", 0) + 1, 2 * cfg[key])
+    return cfg
+
+
+def config_context(cfg: dict) -> int:
+    return cfg.get("max_position_embeddings") or cfg["n_positions"]
+
+
 def estimate_case(rng: random.Random) -> dict:
     """One valid keyword set for `calculator.estimate`, drawn at random (see the module docstring)."""
     acc = rng.choice(specs.all())
     pick = rng.random()
     case = {
-        "model": rng.choice(models.names()) if pick < 0.4 else {"custom": shape_inputs(rng)} if pick < 0.7 else None,
+        "model": rng.choice(models.names())
+        if pick < 0.3
+        else {"config": config_inputs(rng)}
+        if pick < 0.45
+        else {"custom": shape_inputs(rng)}
+        if pick < 0.7
+        else None,
         "tokens": None if rng.random() < 0.1 else _log_uniform(rng, 1e6, 3e13),
         "gpu": acc.name,
         "n_gpus": rng.randint(1, 16384),
@@ -78,13 +98,23 @@ def estimate_case(rng: random.Random) -> dict:
         models.get(model).max_context
         if isinstance(model, str)
         else model["custom"]["max_context"]
+        if isinstance(model, dict) and "custom" in model
+        else config_context(model["config"])
         if isinstance(model, dict)
         else 131072
     )
     case["seq_len"] = rng.randint(1, context)
     case["train_seq_len"] = None if rng.random() < 0.3 else rng.randint(1, context)
     if case["model"] is not None and rng.random() < 0.3:  # a LoRA / QLoRA fine-tune (frozen weights: no ZeRO)
-        case.update(finetune=rng.choice(["lora", "qlora"]), lora_rank=rng.choice([4, 8, 16, 64, 256]), zero_stage=0)
+        width = (
+            models.get(model).d_model
+            if isinstance(model, str)
+            else model["custom"]["d_model"]
+            if "custom" in model
+            else models.from_config_dict(model["config"]).d_model
+        )
+        ranks = [r for r in (4, 8, 16, 64, 256) if r <= width]  # a rank above d_model is refused
+        case.update(finetune=rng.choice(["lora", "qlora"]), lora_rank=rng.choice(ranks), zero_stage=0)
     if case["model"] is None:
         case["n_params"] = _log_uniform(rng, 1e6, 2e12)
         if rng.random() < 0.8:
@@ -99,7 +129,9 @@ def bad_estimate_cases(rng: random.Random) -> list[dict]:
     changes += [{"tokens": v} for v in (-1.0, 0.0, math.nan, math.inf)] + [{"seq_len": v} for v in (0, -5, 1.5)]
     changes += [{"seq_len": 8193}, {"train_seq_len": 10**6}, {"micro_batch": 0}, {"attention": "fast"}, {"batch": 2.5}]
     changes += [{"finetune": "dora"}, {"finetune": "lora", "zero_stage": 3}, {"finetune": "qlora", "lora_rank": 0}]
-    changes += [{"finetune": "lora", "model": None, "n_params": 7e9}]
+    changes += [{"finetune": "lora", "model": None, "n_params": 7e9}, {"finetune": "lora", "lora_rank": 8192}]
+    changes += [{"n_gpus": 1e30}, {"batch": 10**12}, {"tokens": 1e30}, {"micro_batch": 10**9}]
+    changes += [{"model": None, "n_params": 8e37}, {"model": "Llama 3 405B", "serve_gpus": 11}]
     changes += [
         {"batch": 0},
         {"price_per_hour": -3.0},
@@ -120,6 +152,13 @@ def bad_estimate_cases(rng: random.Random) -> list[dict]:
         {"model": {"custom": {"vocab_size": 32000, "d_model": 100, "n_layers": 2, "n_heads": 7}}},
         {"model": {"custom": {"vocab_size": 32000, "d_model": 64, "n_layers": 2, "n_heads": 8, "n_kv_heads": 3}}},
         {"model": {"custom": {"vocab_size": -5, "d_model": 64, "n_layers": 2, "n_heads": 8}}},
+        {"model": {"config": {"model_type": "bert", "hidden_size": 768}}},
+        {"model": {"config": {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32}}},
+        {
+            "model": {
+                "config": {"model_type": "gemma2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2}
+            }
+        },
     ]
     return [{**base, **c} for c in changes]
 
@@ -127,7 +166,9 @@ def bad_estimate_cases(rng: random.Random) -> list[dict]:
 def to_python(case: dict) -> dict:
     """The keywords `calculator.estimate` takes (a custom model becomes a ModelShape)."""
     model = case.get("model")
-    if isinstance(model, dict):
+    if isinstance(model, dict) and "config" in model:
+        model = models.from_config_dict(model["config"], "pasted config", "pasted config.json")
+    elif isinstance(model, dict):
         model = models.custom("custom shape", **model["custom"])
     return {**case, "model": model}
 
@@ -138,7 +179,7 @@ def estimate_outcome(case: dict):
         est = calculator.estimate(**to_python(case))
     except (ValueError, KeyError) as err:
         return ("error", type(err).__name__, str(err.args[0]) if err.args else "")
-    return ("ok", {"rows": est.rows(), "missing": dict(est.missing)})
+    return ("ok", {"rows": est.rows(), "missing": dict(est.missing), "warnings": list(est.warnings)})
 
 
 def compare_estimate(py: dict, js: dict) -> float:
@@ -152,6 +193,8 @@ def compare_estimate(py: dict, js: dict) -> float:
         assert err <= 1e-12, (a["key"], a["value"], b["value"])
         worst = max(worst, err)
     assert py["missing"] == js["missing"]
+    if "warnings" in js:  # the page shows them beside the numbers (tests/browser reads the table only)
+        assert [normalize_message(w) for w in py["warnings"]] == [normalize_message(w) for w in js["warnings"]]
     return worst
 
 
@@ -194,9 +237,11 @@ def relative_error(py, js) -> float:
 # JavaScript that runs one case with a generated program `hw` (Node tests and the book's pages).
 ESTIMATE_JS = """(hw, c) => {
   const kw = {...c};
-  if (kw.model && typeof kw.model === "object") kw.model = hw.call("hwlib.models.custom", {name: "custom shape", ...kw.model.custom});
+  const pasted = {name: "pasted config", source: "pasted config.json"};
+  if (kw.model && typeof kw.model === "object" && kw.model.config) kw.model = hw.call("hwlib.models.from_config_dict", {cfg: kw.model.config, ...pasted});
+  else if (kw.model && typeof kw.model === "object") kw.model = hw.call("hwlib.models.custom", {name: "custom shape", ...kw.model.custom});
   const est = hw.call("hwlib.calculator.estimate", kw);
   const rows = Object.values(est.quantities).map((q) => ({key: q.key, label: q.label, value: q.value, unit: q.unit,
     text: hw.call("hwlib.calculator.Quantity.text", {self: q}), formula: q.formula, inputs: q.inputs}));
-  return {rows, missing: est.missing};
+  return {rows, missing: est.missing, warnings: est.warnings};
 }"""

@@ -97,7 +97,11 @@ def test_serving_gpus_and_fit():
     est = calculator.estimate(model="Llama 3 70B", seq_len=8192)
     usable = (80 * 2**30 - memory.CUDA_CONTEXT_BYTES) / (1 + memory.HEADROOM)  # 80 GiB less context, headroom
     assert est.gpus_to_serve == math.ceil(est.inference_bytes / usable) == 2
-    assert est.decode_step_s == pytest.approx(est.inference_bytes / (2 * H100.bandwidth))
+    # a step reads the weights but only B rows of the input embedding, and the KV cache
+    l3 = models.get("Llama 3 70B")
+    read = est.inference_bytes - (l3.vocab_size - 1) * l3.d_model * 2
+    assert est.weights_read_per_step == est.weights_bytes - (l3.vocab_size - 1) * l3.d_model * 2
+    assert est.decode_step_s == pytest.approx(read / (2 * H100.bandwidth))
     assert "ideal split" in est["decode_step_s"].label
     seven = calculator.estimate(model="Llama 2 7B", train_seq_len=1024)
     assert seven.training_state_bytes > H100.memory_bytes and not seven.fits_training
@@ -214,3 +218,55 @@ def test_unknown_names_raise_keyerror():
         calculator.estimate(n_params=1e9, gpu="H1000")
     with pytest.raises(KeyError, match="model"):
         calculator.estimate(model="Llama 9 1T")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"n_gpus": 1e30}, "n_gpus=1e30"),
+        ({"batch": 10**12}, "batch=1e12"),
+        ({"tokens": 1e30}, "tokens=1e30"),
+        ({"model": None, "n_params": 8e37}, "n_params=8e37"),
+        ({"finetune": "lora", "lora_rank": 8192}, "lora_rank=8192"),
+        ({"model": "Llama 3 405B", "serve_gpus": 11}, "serve_gpus=11"),
+    ],
+)
+def test_absurd_inputs_are_refused_by_field_name(kwargs, field):
+    with pytest.raises(ValueError, match=field.replace("+", r"\+")):
+        calculator.estimate(**({"model": "Llama 3 8B"} | kwargs))
+
+
+def test_serving_uses_a_tensor_parallel_degree_the_heads_allow():
+    est = calculator.estimate(model="Llama 3 405B", seq_len=4096)
+    m = models.get("Llama 3 405B")
+    held = memory.devices_needed(est.inference_bytes, H100.memory_bytes)
+    assert held == 11 and est.gpus_to_serve == 16 and m.n_heads % 16 == 0  # 11 is no divisor of 128 heads
+    assert any("16 GPUs serve it" in w for w in est.warnings)
+    # 16-way tensor parallelism over 8 KV heads keeps each KV head on two GPUs
+    assert est.kv_replication == 2 == memory.kv_replication(16, m.n_kv_heads)
+    usable = memory.usable_bytes(H100.memory_bytes)
+    assert est.weights_bytes + 2 * est.kv_cache_bytes <= 16 * usable
+    assert memory.tensor_parallel_devices(est.weights_bytes, est.kv_cache_bytes, H100.memory_bytes, 128, 8) == 16
+    one = calculator.estimate(model="Llama 3 8B")
+    assert one.gpus_to_serve == 1 and not one.warnings and "kv_replication" not in one
+
+
+def test_a_formula_credited_to_the_wrong_function_is_an_error():
+    """estimate's put() checks every row against the FORMULAS of the function it names."""
+    with pytest.raises(ValueError, match="not one of hwlib.flops.forward_flops's"):
+        calculator.check_credit("x", flops.FORMULAS["training_flops"], "hwlib.flops.forward_flops")
+    with pytest.raises(ValueError, match="has no formula"):  # the old credit of the QLoRA weights row
+        calculator.check_credit("x", "4.127 bit × N (NF4 + double quant)", "hwlib.finetune.finetune_bytes")
+    calculator.check_credit(
+        "x", models.FORMULAS["ModelShape.kv_cache_bytes.mla"], "hwlib.models.ModelShape.kv_cache_bytes"
+    )
+    est = calculator.estimate("Llama 2 7B", tokens=1e9, finetune="qlora")
+    assert (
+        est["finetune_weights_bytes"].function == est["adapter_bytes"].function == "hwlib.finetune.model_finetune_bytes"
+    )
+
+
+def test_activation_count_says_it_is_the_fused_kernel_count():
+    est = calculator.estimate(model="Llama 3 8B", tokens=1e9)
+    assert "fused-kernel count as Megatron-LM keeps them" in est["activation_bytes"].label
+    assert "unfused Hugging Face run keeps more" in est["activation_bytes"].label

@@ -22,7 +22,7 @@ def test_finetune_memory_and_flops_are_hwlib_finetunes(method):
     assert e["finetune_weights_bytes"].value == parts["weights"]
     assert e["adapter_bytes"].value == parts["adapters"]
     assert e["activation_bytes"].value == parts["activations"]
-    assert e["training_bytes_per_gpu"].value == pytest.approx(parts["total"])
+    assert e["training_bytes_per_gpu"].value == pytest.approx(parts["total"] + e["logits_bytes"].value)  # + fp32 logits
     n = models.get("Llama 2 7B").n_params()
     assert e["training_flops"].value == 4 * n * 1e8  # frozen weights: no weight gradients
     assert "training_state_bytes" not in e.quantities and "training_state_per_gpu" not in e.quantities

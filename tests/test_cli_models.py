@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from hwlib import attention, cli, energy, finetune, moe, rent
+from hwlib import attention, cli, energy, finetune, memory, moe, rent
 
 
 def run(capsys, *argv):
@@ -26,7 +26,7 @@ def test_moe_json_matches_library(capsys):
     step = moe.expert_parallel_step(m, 4096, 64, "H100 SXM", 50e9)
     assert data["all_to_all_s"] == pytest.approx(step["all_to_all_s"])
     assert json.loads(out)["details"]["bound"] == "all-to-all"
-    assert data["kv_bytes_per_sequence"] == attention.kv_cache_bytes_for(m, 4096)
+    assert data["kv_bytes_per_sequence"] == attention.kv_cache_bytes_for(m.name, 4096)
 
 
 def test_text_output_shows_formulas(capsys):
@@ -40,7 +40,11 @@ def test_text_output_shows_formulas(capsys):
 
 def test_finetune_and_energy_json(capsys):
     _, out, _ = run(capsys, "finetune", "--method", "qlora", "--json")
-    assert values(out)["total_bytes"] == finetune.model_finetune_bytes("Llama 2 7B")["total"]
+    v, parts = values(out), finetune.model_finetune_bytes("Llama 2 7B")
+    assert v["state_and_activations_bytes"] == parts["total"]
+    # the fp32 logits of the loss come on top: s·b·V·4 B (2048 × 1 × 32000 × 4 = 262 MB by default)
+    assert v["logits_bytes"] == memory.logits_bytes(2048, 1, 32000)
+    assert v["total_bytes"] == pytest.approx(parts["total"] + v["logits_bytes"], rel=1e-12)
     _, out, _ = run(capsys, "rent", "--task", "train-gpt2", "--json")
     rows = json.loads(out)["details"]["rows"]
     assert [r["accelerator"] for r in rows] == [r["accelerator"] for r in rent.table("train-gpt2")]

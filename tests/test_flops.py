@@ -64,7 +64,12 @@ BAD = [
     (flops.matmul_flops, dict(m=1, n=-1, k=1), "n"),
     (flops.forward_flops, dict(n_params=float("nan"), n_tokens=1), "n_params"),
     (flops.forward_flops, dict(n_params=1, n_tokens=0), "n_tokens"),
+    (flops.forward_flops_shaped, dict(n_params=1e6, lookup_params=-1, n_tokens=1), "lookup_params"),
     (flops.training_flops, dict(n_params=-1, n_tokens=1), "n_params"),
+    (flops.attention_training_flops, dict(attention_flops_per_token=0, n_tokens=1), "attention_flops_per_token"),
+    (flops.attention_training_flops, dict(attention_flops_per_token=1e9, n_tokens=-1), "n_tokens"),
+    (flops.model_flops, dict(parameter_flops=1e20, attention_flops=-1), "attention_flops"),
+    (flops.model_flops, dict(parameter_flops=float("nan")), "parameter_flops"),
     (flops.training_flops, dict(n_params=1, n_tokens=float("inf")), "n_tokens"),
     (flops.prefill_flops, dict(n_params=1e9, prompt_tokens=0), "prompt_tokens"),
     (flops.prefill_flops, dict(n_params=1e9, prompt_tokens=10, batch=0), "batch"),
@@ -109,3 +114,46 @@ BAD = [
 
 
 test_bad_input_names_the_argument, test_every_public_function_has_a_bad_input_case = badinput.make_tests(flops, BAD)
+
+
+def test_attention_flops_are_palms_count():
+    """PaLM (Chowdhery et al. 2022, Appendix B): training FLOPs per token 6N + 12·L·h·d_head·s."""
+    from hwlib import calculator, models
+
+    m = models.get("Llama 3 405B")
+    per_token = m.attention_flops_per_token(8192)
+    assert per_token == 2 * m.n_heads * 2 * m.head_dim * m.n_layers * 8192
+    assert flops.attention_training_flops(per_token, 1) == 12 * m.n_layers * m.n_heads * m.head_dim * 8192
+    est = calculator.estimate(m, tokens=15.6e12, train_seq_len=8192, n_gpus=16384)
+    assert est.model_flops == est.training_flops + est.attention_flops
+    assert est.attention_flops / est.training_flops == pytest.approx(0.0833, abs=1e-3)  # 8 % at 8k: no warning
+    assert not [w for w in est.warnings if "attention adds" in w]
+    # at 128k context attention outweighs the weights: the estimate says so
+    long = calculator.estimate("Llama 3 8B", tokens=1e12, train_seq_len=131072 // 16)
+    assert long.attention_flops > 0.1 * long.training_flops and any("attention adds" in w for w in long.warnings)
+    # a window caps what a sliding layer attends to: Gemma 2 9B's 21 window layers stop at 4096
+    g = models.get("Gemma 2 9B")
+    assert g.attention_flops_per_token(8192) == 2 * g.n_heads * 2 * g.head_dim * (21 * 8192 + 21 * 4096)
+    # MLA: queries and keys are d_head + d_rope = 192 wide, values 128
+    v3 = models.get("DeepSeek-V3")
+    assert v3.attention_flops_per_token(4096) == 2 * 128 * (192 + 128) * 61 * 4096
+
+
+def test_forward_flops_leave_out_the_input_embedding_lookup():
+    from hwlib import calculator, models
+
+    m = models.get("Llama 3 8B")  # untied: V·d = 128256 × 4096 looked up, not multiplied
+    assert m.lookup_params() == 128256 * 4096
+    f = flops.forward_flops_shaped(m.n_params(), m.lookup_params(), 1)
+    assert f == 2 * (m.n_params() - 128256 * 4096)
+    assert flops.forward_flops(m.n_params(), 1) / f == pytest.approx(1.07, abs=0.005)
+    # tied (Gemma 2 2B): the matrix is the output head too, so every weight is multiplied
+    g = models.get("Gemma 2 2B")
+    assert g.tied_embeddings and g.lookup_params() == 0
+    est = calculator.estimate(model="Llama 3 8B")
+    q = est["forward_flops_per_token"]
+    assert q.value == f and q.function == "hwlib.flops.forward_flops_shaped" and "lookup" in q.label
+    # a bare parameter count keeps the public 2N
+    assert calculator.estimate(n_params=8e9)["forward_flops_per_token"].value == 1.6e10
+    with pytest.raises(ValueError, match="lookup_params must be below n_params"):
+        flops.forward_flops_shaped(1e6, 2e6, 1)

@@ -84,10 +84,10 @@ def test_kv_cache_bytes_for_named_model():
     shape = models.get("llama-3-8b")
     assert memory.kv_cache_bytes_for("llama-3-8b", 8192) == memory.kv_cache_bytes(32, 8, 128, 8192)
     assert memory.kv_cache_bytes_for(shape, 4096) == 2 * 32 * 8 * 128 * 4096 * 2
-    # agrees with the shape's own per-token figure
+    # agrees with the shape's own per-token figure inside every sliding window (Gemma 3 1B's is 512)
     for name in models.names():
         m = models.get(name)
-        assert memory.kv_cache_bytes_for(m, 1000, dtype="fp8") == pytest.approx(1000 * m.kv_bytes_per_token("fp8"))
+        assert memory.kv_cache_bytes_for(m, 500, dtype="fp8") == pytest.approx(500 * m.kv_bytes_per_token("fp8"))
     with pytest.raises(KeyError, match="unknown model"):
         memory.kv_cache_bytes_for("gpt-5", 10)
 
@@ -179,7 +179,9 @@ def test_one_copy_of_each_formula_text():
             assert f'"{text}"' not in source, (module.__name__, text)
     est = calculator.estimate(model="gpt2")
     assert est["weights_bytes"].formula == memory.FORMULAS["weights_bytes"] == "W = N·b"
-    assert est["gpus_to_serve"].formula == memory.FORMULAS["devices_needed"]
+    assert est["gpus_to_serve"].formula == memory.FORMULAS["tensor_parallel_devices"]
+    bare = calculator.estimate(n_params=7e9)  # no heads to split: the memory count alone
+    assert bare["gpus_to_serve"].formula == memory.FORMULAS["devices_needed"]
 
 
 def test_formula_texts_match_the_numbers():
@@ -225,6 +227,9 @@ BAD = [
     (memory.element_bytes, dict(name="bytes_per_element", value=-1), "bytes_per_element"),
     (memory.weights_bytes, dict(n_params=0), "n_params"),
     (memory.weights_bytes, dict(n_params=7e9, dtype="fp9"), "fp9"),
+    (memory.gguf_bytes, dict(n_params=8e9, quant="Q4_K_Z"), "quant"),
+    (memory.gguf_bytes, dict(n_params=-1), "n_params"),
+    (memory.sequences_that_fit, dict(weights_bytes=-1, kv_bytes_per_sequence=1, capacity_bytes=1e9), "weights_bytes"),
     (memory.weights_bytes, dict(n_params=float("nan")), "n_params"),
     (memory.training_state_bytes, dict(n_params=-7e9), "n_params"),
     (memory.training_state_breakdown, dict(n_params=float("inf")), "n_params"),
@@ -240,6 +245,28 @@ BAD = [
         "seq_len",
     ),
     (memory.inference_bytes, dict(n_params=7e9, kv_bytes=-1), "kv_bytes"),
+    (memory.serving_bytes, dict(weights_bytes=0, kv_bytes=1), "weights_bytes"),
+    (memory.kv_replication, dict(tensor_parallel=0, n_kv_heads=8), "tensor_parallel"),
+    (memory.kv_replication, dict(tensor_parallel=16, n_kv_heads=0.5), "n_kv_heads"),
+    (
+        memory.tensor_parallel_devices,
+        dict(weights_bytes=1e9, kv_bytes=0, capacity_bytes=80e9, n_heads=0, n_kv_heads=8),
+        "n_heads",
+    ),
+    (
+        memory.tensor_parallel_devices,
+        dict(weights_bytes=-1, kv_bytes=0, capacity_bytes=80e9, n_heads=8, n_kv_heads=8),
+        "weights_bytes",
+    ),
+    (memory.serving_bytes, dict(weights_bytes=1e9, kv_bytes=-1), "kv_bytes"),
+    (memory.quantization_scheme, dict(name="q3"), "q3"),
+    (memory.quantized_bits_per_weight, dict(scheme="awq-w3"), "scheme"),
+    (memory.quantized_bits_per_weight, dict(scheme="bf16"), "scheme"),
+    (memory.quantized_weights_bytes, dict(model=models.get("Llama 3 8B"), scheme="q5"), "scheme"),
+    (memory.quantized_params, dict(model=7e9), "model"),
+    (memory.model_shape, dict(model=None), "model"),
+    (memory.stored_weights_bytes, dict(model=models.get("Llama 3 8B"), dtype="fp9"), "fp9"),
+    (memory.weights_read_bytes, dict(model=models.get("Llama 3 8B"), batch=0), "batch"),
     (memory.inference_bytes, dict(n_params=0), "n_params"),
     (memory.activation_bytes, dict(seq_len=0, batch=1, hidden=64, n_layers=2, n_heads=4), "seq_len"),
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=0), "n_heads"),
@@ -283,6 +310,9 @@ BAD = [
     ),
     (memory.zero_bytes_per_device, dict(n_params=0, n_devices=8, stage=1), "n_params"),
     (memory.training_bytes_per_device, dict(state_bytes=-1, activation_bytes=1e9), "state_bytes"),
+    (memory.training_bytes_per_device, dict(state_bytes=1, activation_bytes=1, logits_bytes=-1), "logits_bytes"),
+    (memory.logits_bytes, dict(seq_len=8192, batch=1, vocab_size=0), "vocab_size"),
+    (memory.logits_bytes, dict(seq_len=0, batch=1, vocab_size=128256), "seq_len"),
     (memory.training_bytes_per_device, dict(state_bytes=1e9, activation_bytes=float("nan")), "activation_bytes"),
 ]
 
@@ -293,3 +323,35 @@ test_bad_input_names_the_argument, test_every_public_function_has_a_bad_input_ca
 def test_recompute_error_lists_modes():
     with pytest.raises(ValueError, match="none, selective, full"):
         memory.activation_bytes(8, 1, 64, 2, 4, recompute="partial")
+
+
+def test_logits_buffer_of_llama_3_8b():
+    """8,192 tokens x a 128,256-token vocabulary x 4 B (fp32 logits) = 4.2 GB, counted in training memory."""
+    from hwlib import calculator
+
+    assert memory.logits_bytes(8192, 1, 128256) == 8192 * 128256 * 4 == pytest.approx(4.2e9, rel=0.01)
+    est = calculator.estimate("Llama 3 8B", train_seq_len=8192)
+    assert est.logits_bytes == memory.logits_bytes(8192, 1, 128256)
+    assert est.training_bytes_per_gpu == est.training_state_per_gpu + est.activation_bytes + est.logits_bytes
+
+
+def test_fp32_gradients_make_the_training_state_18_bytes_per_parameter():
+    assert memory.training_state_bytes(7e9) == 16 * 7e9
+    assert memory.training_state_bytes(7e9, fp32_grads=True) == 18 * 7e9
+    assert memory.training_state_breakdown(1.0, fp32_grads=True)["gradients"] == 4.0
+    with pytest.raises(ValueError, match="fp32_grads must be True or False; got 'yes'"):
+        memory.training_state_bytes(7e9, fp32_grads="yes")
+
+
+def test_sequences_that_fit_use_the_usable_memory_after_the_weights():
+    from hwlib import specs
+
+    h100 = specs.get("H100 SXM")
+    l3 = models.get("Llama 3 8B")
+    w, kv = memory.weights_bytes(l3.n_params()), memory.kv_cache_bytes_for(l3, 4096)
+    n = memory.sequences_that_fit(w, kv, h100.visible_memory_bytes())
+    room = memory.usable_bytes(h100.visible_memory_bytes()) - w
+    assert n == int(room // kv) and n * kv <= room < (n + 1) * kv
+    assert memory.sequences_that_fit(200e9, kv, h100.visible_memory_bytes()) == 0  # weights alone too big
+    with pytest.raises(ValueError, match="kv_bytes_per_sequence"):
+        memory.sequences_that_fit(w, 0, h100.visible_memory_bytes())

@@ -1,5 +1,5 @@
 """Sliding-window attention in hwlib.models and the calculators: Mistral 7B (read from
-hwlib/data/moe.yaml) caches only the last W = 4096 positions (Jiang et al. 2023 §2)."""
+hwlib/data/models.yaml) caches only the last W = 4096 positions (Jiang et al. 2023 §2)."""
 
 import json
 
@@ -14,7 +14,9 @@ def test_mistral_is_the_papers_shape_with_its_window():
     assert m.n_params() == pytest.approx(moe.get("Mistral 7B").published["total"], rel=0.005)
     assert (m.sliding_window, m.max_context, m.n_experts) == (4096, 8192, 1)
     assert [m.cached_tokens(s) for s in (1, 4096, 8192)] == [1, 4096, 4096]
-    assert all(models.get(n).sliding_window is None for n in models.names() if n != "Mistral 7B")
+    windowed = {n for n in models.names() if models.get(n).sliding_window is not None}
+    assert windowed == {"Mistral 7B", "Gemma 2 2B", "Gemma 2 9B", "Gemma 3 1B"}
+    assert m.window_layers() == m.n_layers  # Mistral: every layer slides
 
 
 @pytest.mark.parametrize("seq", [1024, 4096, 8192])
@@ -32,4 +34,4 @@ def test_cli_memory_shows_the_windowed_cache(capsys):
     doc = json.loads(capsys.readouterr().out)
     kv = next(q for q in doc["quantities"] if q["key"] == "kv_cache_bytes")
     assert kv["value"] == memory.kv_cache_bytes(32, 8, 128, 4096) and "min(8192, 4096)" in kv["inputs"]
-    assert kv["formula"] == memory.FORMULAS["kv_cache_bytes.window"]
+    assert kv["formula"] == models.FORMULAS["ModelShape.kv_cache_bytes.window"]

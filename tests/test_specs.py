@@ -6,7 +6,7 @@ import math
 import pytest
 import yaml
 
-from hwlib import specs
+from hwlib import memory, specs
 
 REQUIRED = [
     "T4",
@@ -360,3 +360,25 @@ def test_gaudi_is_neither_gpu_nor_tpu():
     sheet["accelerators"]["Gaudi 3"]["kind"] = "npu"
     with pytest.raises(ValueError, match="kind must be one of"):
         specs.parse(sheet)
+
+
+def test_gddr_parts_with_ecc_show_a_sixteenth_less():
+    """A T4 (15,360 MiB) and an L4 (23,034 MiB) with ECC on, as clouds and Colab run them, keep about
+    1/16 of their GDDR for the check bits; HBM parts keep ECC out of band and show what they have."""
+    from hwlib import calculator
+
+    for name in ("T4", "L4"):
+        acc = specs.get(name)
+        assert acc.visible_memory_bytes() == acc.ecc_memory_bytes
+        assert acc.visible_memory_bytes() / acc.memory_bytes == pytest.approx(15 / 16, abs=0.001)
+    assert specs.get("H100 SXM").visible_memory_bytes() == specs.get("H100 SXM").memory_bytes
+    # the calculator's fit uses it: a load between the two budgets does not fit a T4
+    t4 = specs.get("T4")
+    est = calculator.estimate(n_params=7.3e9, gpu="T4", weights_dtype="bf16")  # 14.6 GB
+    assert memory.fits(est.inference_bytes, t4.memory_bytes) and est.gpus_to_serve == 2
+
+
+def test_visible_memory_is_the_share_a_unified_memory_lets_the_gpu_wire():
+    """One budget for every fit: ECC on GDDR parts and the GPU's share of a unified memory alike."""
+    assert specs.get("M4 Max").visible_memory_bytes() == 96 * GiB
+    assert specs.get("T4").visible_memory_bytes() == specs.get("T4").ecc_memory_bytes

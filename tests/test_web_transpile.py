@@ -26,6 +26,7 @@ ENTRY = (
     calculator.estimate,
     calculator.Quantity.text,
     models.custom,
+    models.from_config_dict,
     roofline.attainable,
     roofline.bound,
     roofline.ridge_point,

@@ -171,7 +171,7 @@ def llm_calculator(
             "tokens": tokens,
             "n_gpus": n_gpus,
             "mfu": mfu,
-            "price_per_hour": 3.0 if price is None else price,
+            "price_per_hour": "" if price is None else price,
             "batch": batch,
             "micro_batch": micro_batch,
             **lengths,
@@ -179,7 +179,7 @@ def llm_calculator(
     }
     return _html(
         "llm",
-        [calculator.estimate, calculator.Quantity.text, models.custom],
+        [calculator.estimate, calculator.Quantity.text, models.custom, models.from_config_dict],
         data,
         "LLM memory, compute and cost calculator",
     )

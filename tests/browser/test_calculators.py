@@ -35,9 +35,11 @@ DRIVE_LLM = """([id, cases]) => {
   const fire = (el) => el.dispatchEvent(new Event("input", {bubbles: true}));
   const text = (v) => (v === null ? "" : String(v));
   return cases.map((c) => {
-    q("model").value = typeof c.model === "string" ? c.model : c.model ? "__shape" : "__params";
+    q("model").value = typeof c.model === "string" ? c.model : c.model && c.model.config ? "__config"
+      : c.model ? "__shape" : "__params";
     fire(q("model"));
-    if (c.model && typeof c.model === "object") {
+    if (c.model && c.model.config) q("config_json").value = JSON.stringify(c.model.config);
+    else if (c.model && typeof c.model === "object") {
       for (const [k, v] of Object.entries(c.model.custom)) {
         if (q(k).type === "checkbox") q(k).checked = v; else q(k).value = text(v);
       }

@@ -14,12 +14,20 @@ const first = modelByName[D.model];
 
 const inputs = {};
 const add = (pair, extra = {}) => { inputs[pair[1].name] = pair[1]; return h("div", { class: "hwlib-field", ...extra }, ...pair); };
-const modelOptions = [...DATA.models.map((m) => [m.name, m.name]), ["__shape", "custom shape…"], ["__params", "parameter count…"]];
+const modelOptions = [...DATA.models.map((m) => [m.name, m.name]), ["__config", "paste a config.json…"],
+  ["__shape", "custom shape…"], ["__params", "parameter count…"]];
+// A Hugging Face config.json, read by hwlib.models.from_config_dict (generated from the Python).
+const configId = `${uid}-config_json`;
+const configBox = h("textarea", { id: configId, name: "config_json", rows: 6, spellcheck: "false",
+  placeholder: '{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, ...}' });
+inputs.config_json = configBox;
+const configField = h("div", { class: "hwlib-field hwlib-wide", "data-config": "1" },
+  h("label", { for: configId, text: "config.json (the file's text, as on the model's Hugging Face page)" }), configBox);
 const group = (legend, ...children) => h("fieldset", {}, h("legend", { text: legend }), h("div", { class: "hwlib-grid" }, ...children));
 const shapeSet = group("Model", add(select("model", "model", modelOptions, D.model), { class: "hwlib-field hwlib-wide" }),
   add(field("n_params", "parameters N", "7e9"), { "data-params": "1" }),
   ...SHAPE.map(([k, label]) => add(field(k, label, first[k]), { "data-shape": k })),
-  add(field("head_dim", "head dim d_head", "128"), { "data-params": "1" }));
+  add(field("head_dim", "head dim d_head", "128"), { "data-params": "1" }), configField);
 const flagBoxes = {};
 const flagRow = h("div", { class: "hwlib-flags" });
 for (const [k, label] of FLAGS) {
@@ -61,7 +69,8 @@ const table = h("table", { class: "hwlib-results" },
 root.append(h("div", { class: "hwlib-form hwlib-stack" }, shapeSet, trainSet, serveSet, hwSet), errorBox,
   h("div", { class: "hwlib-scroll" }, table), missing);
 
-const mode = () => (inputs.model.value === "__shape" ? "shape" : inputs.model.value === "__params" ? "params" : "named");
+const MODES = { __shape: "shape", __params: "params", __config: "config" };
+const mode = () => MODES[inputs.model.value] || "named";
 function applyModel() {
   const m = mode();
   if (m === "named") {
@@ -72,8 +81,9 @@ function applyModel() {
     inputs.seq_len.value = contextOf(shape.name);
     inputs.train_seq_len.value = contextOf(shape.name);
   }
-  for (const node of shapeNodes()) node.hidden = m === "params" && !KV_SHAPE.has(node.dataset.shape);
+  for (const node of shapeNodes()) node.hidden = m === "config" || (m === "params" && !KV_SHAPE.has(node.dataset.shape));
   for (const node of shapeSet.querySelectorAll("[data-params]")) node.hidden = m !== "params";
+  configField.hidden = m !== "config";
   for (const [k] of FLAGS) flagBoxes[k].disabled = m === "params";
 }
 // A LoRA or QLoRA fine-tune keeps its frozen weights on every GPU: ZeRO does not apply, the rank does.
@@ -90,7 +100,8 @@ function applyGpu() {
   inputs.precision.replaceChildren(h("option", { value: "", text: "auto: bf16, else fp16" }),
     ...have.map((p) => h("option", { value: p, text: p })));
   inputs.precision.value = have.includes(previous) ? previous : "";
-  if (acc.price_per_hour_usd !== null) inputs.price_per_hour.value = String(acc.price_per_hour_usd);
+  // the sheet's dated price, or none: never the previous part's price
+  inputs.price_per_hour.value = acc.price_per_hour_usd === null ? "" : String(acc.price_per_hour_usd);
   specNote.textContent = `Spec sheet: ${acc.name}, ${FORMAT.bytes(acc.memory_bytes)} at ${units("format_bandwidth", { x: acc.bandwidth })}` +
     `; dense peaks ${have.map((p) => `${p} ${FORMAT.rate(acc.flops[p])}`).join(", ")}. Sources: ${acc.source_bandwidth}.` +
     (acc.price_per_hour_usd === null ? ` The sheet has no price for the ${acc.name}: the cost uses the price you enter.` : "");
@@ -106,7 +117,14 @@ function readKwargs() {
   const m = mode();
   const kw = {};
   const shape = {};
+  let config = null;
   if (m === "named") kw.model = inputs.model.value;
+  else if (m === "config") {
+    try { config = JSON.parse(configBox.value); } catch (e) {
+      throw new rt.PyError("ValueError", `the config.json field is not JSON (${e.message}); paste the whole file`);
+    }
+    kw.model = hw.call("hwlib.models.from_config_dict", { cfg: config, name: "pasted config", source: "pasted config.json" });
+  }
   else if (m === "shape") {
     for (const [k] of SHAPE) shape[k] = readField(k);
     for (const [k] of FLAGS) shape[k] = flagBoxes[k].checked;
@@ -124,7 +142,7 @@ function readKwargs() {
   kw.zero_stage = Number(inputs.zero_stage.value);
   kw.finetune = inputs.finetune.value;
   kw.lora_rank = readField("lora_rank");
-  return { kw, record: { mode: m, shape, ...kw, model: m === "named" ? kw.model : null } };
+  return { kw, record: { mode: m, shape, config, ...kw, model: m === "named" ? kw.model : null } };
 }
 
 function update() {
@@ -136,8 +154,9 @@ function update() {
     tbody.replaceChildren(...rows.map((r) => h("tr", {}, h("th", { scope: "row", text: r.label }),
       h("td", { class: "hwlib-value" }, h("output", { "data-key": r.key, "data-value": String(r.value), text: r.text })),
       h("td", { class: "hwlib-formula" }, h("code", { text: r.formula })), h("td", { class: "hwlib-inputs", text: r.inputs }))));
-    missing.replaceChildren(...Object.entries(est.missing).map(([k, why]) => h("li", { text: `${k} not computed: it needs ${why}` })));
-    markReady({ rows: rows.map(({ __class__, ...r }) => r), missing: est.missing }, record);
+    missing.replaceChildren(...est.warnings.map((w) => h("li", { class: "hwlib-warning", text: `Note: ${w}` })),
+      ...Object.entries(est.missing).map(([k, why]) => h("li", { text: `${k} not computed: it needs ${why}` })));
+    markReady({ rows: rows.map(({ __class__, ...r }) => r), missing: est.missing, warnings: est.warnings }, record);
   } catch (err) {
     showError(err);
     tbody.replaceChildren();
@@ -149,6 +168,14 @@ root.addEventListener("input", (event) => {
   if (event.target === inputs.model) applyModel();
   if (event.target === inputs.gpu) applyGpu();
   if (event.target === inputs.finetune) applyFinetune();
+  if (event.target === configBox) {   // a new config starts from its own lengths, as a named model does
+    try {
+      const shape = hw.call("hwlib.models.from_config_dict", { cfg: JSON.parse(configBox.value) });
+      inputs.seq_len.value = inputs.train_seq_len.value = String(Math.min(DATA.default_seq_len, shape.max_context));
+    } catch (e) { /* update() shows why the config cannot be read */ }
+    update();
+    return;
+  }
   if (mode() === "named" && (SHAPE.some(([k]) => event.target === inputs[k]) || event.target.type === "checkbox")) {
     inputs.model.value = "__shape";          // editing a named shape makes it a custom one
     applyModel();

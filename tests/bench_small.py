@@ -2,6 +2,21 @@
 
 from hwlib import bench
 
+# Sizes for each experiment on the GPU path (the stand-in), small enough for a test.
+GPU_SMALL = {
+    "bandwidth": dict(n=1 << 12, sweep_sizes=[3 << 12]),
+    "matmul": dict(sizes=[16], batches=[2], weight_shape=(32, 32)),
+    "roofline": dict(n=1 << 12, iters=[0, 8]),
+    "fusion": dict(sizes=[1 << 10]),
+    "divergence": dict(n=1 << 12, iters=4),
+    "occupancy": dict(n=1 << 14, ilps=(1,)),
+    "formats": dict(n=16),
+    "decode": dict(d=32, layers=2, batches=[1]),
+    "transfer": dict(sizes=[1 << 12]),
+    "tiles": dict(sizes=[256, 257], vocab=[200, 256], tokens=128, d_model=64),
+    "coalescing": dict(strides=(1, 8), offsets=(0, 1), elements=1 << 14),
+}
+
 
 def shrink(monkeypatch, small: dict) -> None:
     """Make `bench.run(name, ...)` (and so `bench.run_all` and `hwlib bench`) run one sample per point,

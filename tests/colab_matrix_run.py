@@ -28,21 +28,6 @@ class Patch:
             fn(k, v)
 
 
-SMALL = {
-    "bandwidth": dict(n=1 << 12, sweep_sizes=[3 << 12]),
-    "matmul": dict(sizes=[16], batches=[2], weight_shape=(32, 32)),
-    "roofline": dict(n=1 << 12, iters=[0, 8]),
-    "fusion": dict(sizes=[1 << 10]),
-    "divergence": dict(n=1 << 12, iters=4),
-    "occupancy": dict(n=1 << 14, ilps=(1,)),
-    "formats": dict(n=16),
-    "decode": dict(d=32, layers=2, batches=[1]),
-    "transfer": dict(sizes=[1 << 12]),
-    "tiles": dict(sizes=[256, 257], vocab=[200, 256], tokens=128, d_model=64),
-    "coalescing": dict(strides=(1, 8), offsets=(0, 1), elements=1 << 14),
-}
-
-
 def summary(run) -> dict:
     out = {}
     for name, rec in run["records"].items():
@@ -63,7 +48,7 @@ def main() -> None:
     os.environ["HWLIB_BACKEND"] = "numpy"
     backend._cache.clear()
     mp = Patch()
-    bench_small.shrink(mp, SMALL)
+    bench_small.shrink(mp, bench_small.GPU_SMALL)
     result["numpy_path"] = summary(bench.run_all(backend.get()))
     os.environ.pop("HWLIB_BACKEND")
     bk, _ = gs.install(mp, "T4", version="14.0.1")

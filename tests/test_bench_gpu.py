@@ -23,19 +23,7 @@ def _fresh(monkeypatch):
     backend._cache.clear()
 
 
-SMALL = {
-    "bandwidth": dict(n=1 << 12, sweep_sizes=[3 << 12]),
-    "matmul": dict(sizes=[16], batches=[2], weight_shape=(32, 32)),
-    "roofline": dict(n=1 << 12, iters=[0, 8]),
-    "fusion": dict(sizes=[1 << 10]),
-    "divergence": dict(n=1 << 12, iters=4),
-    "occupancy": dict(n=1 << 14, ilps=(1,)),
-    "formats": dict(n=16),
-    "decode": dict(d=32, layers=2, batches=[1]),
-    "transfer": dict(sizes=[1 << 12]),
-    "tiles": dict(sizes=[256, 257], vocab=[200, 256], tokens=128, d_model=64),
-    "coalescing": dict(strides=(1, 8), offsets=(0, 1), elements=1 << 14),
-}
+SMALL = bench_small.GPU_SMALL
 
 
 def small_run(monkeypatch, bk, names=None):
@@ -294,7 +282,7 @@ def test_coalescing_useful_bandwidth_follows_the_sectors(monkeypatch):
     assert [r["model_efficiency"] for r in rec["results"]] == [1.0, 0.5, 0.25, 0.125, 0.125, 0.8]
     for s in (2, 4, 8, 32):
         assert got[(s, 0)]["useful_fraction"] == pytest.approx(got[(s, 0)]["model_efficiency"], rel=0.1)
-    assert 0.8 < got[(1, 4)]["useful_fraction"] <= 1.0
+    assert 0.8 < got[(1, 4)]["useful_fraction"] <= 1.0 + 1e-6  # a ratio of two timings: rounding only
     assert not any(r["launch_bound"] for r in rec["results"])
     p = rec["parameters"]
     assert p["grid"] == 132 * p["blocks_per_sm"] and p["occupancy"] == 1.0  # 32 registers: 2048 threads/SM

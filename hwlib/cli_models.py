@@ -164,7 +164,7 @@ def cmd_finetune(args) -> int:
     for key, part, label in (
         ("adapter_bytes", "adapters", "adapters + their optimizer state"),
         ("activation_bytes", "activations", f"activations ({args.batch} × {args.seq} tokens)"),
-        ("state_and_activations_bytes", "total", "weights + adapters + activations"),
+        ("state_and_activations_bytes", "total", finetune.FORMULAS["model_finetune_bytes.total"]),
     ):
         rep.add(
             key,

@@ -227,8 +227,13 @@ def test_sequences_that_fit_use_the_usable_memory_in_chapter_8():
     room = memory.usable_bytes(h100.memory_bytes) - memory.weights_bytes(l3.n_params())
     fit = {c: int(room // memory.kv_cache_bytes_for(l3, c)) for c in (4096, 8192)}
     assert fit == {4096: 114, 8192: 57}
+    w = memory.weights_bytes(l3.n_params())
+    one_rule = {
+        c: memory.sequences_that_fit(w, memory.kv_cache_bytes_for(l3, c), h100.visible_memory_bytes()) for c in fit
+    }
+    assert one_rule == fit  # the book's one convention gives the same counts
     ch8 = _text("chapters/08_training_inference.md")
-    assert "free = memory.usable_bytes(gpu.memory_bytes)" in ch8
+    assert "memory.sequences_that_fit(" in ch8
     assert "units.format_bytes(h100.memory_bytes - w8)" not in ch8
 
 

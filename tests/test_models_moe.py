@@ -43,7 +43,9 @@ def test_the_calculator_sizes_memory_by_total_and_compute_by_active():
     assert e["training_state_bytes"].value == 16 * m.n_params()
     assert e["active_params"].value == m.n_active_params()
     assert e["training_flops"].value == flops.training_flops(m.n_active_params(), 1e12)
-    assert e["forward_flops_per_token"].value == 2 * m.n_active_params()
+    # forward FLOPs per token of a known shape: 2(N_active − N_lookup), the input embedding is a lookup
+    assert e["forward_flops_per_token"].value == 2 * (m.n_active_params() - m.lookup_params())
+    assert m.lookup_params() == m.vocab_size * m.d_model
     # batch 1: the active weights, less the rows of the input embedding the one token does not look up
     unread_rows = (m.vocab_size - 1) * m.d_model
     assert e["weights_read_per_step"].value == pytest.approx(memory.weights_bytes(m.n_active_params() - unread_rows))

@@ -15,6 +15,7 @@ import json
 import unicodedata
 from pathlib import Path
 
+from . import results
 from .text import clean_str
 
 GRADES = "grades.csv"
@@ -188,20 +189,7 @@ def write_grades(out: Path, exercise, results: dict[str, dict], extra_rows: dict
 def pass_rates(out: Path, exercise) -> list[dict]:
     """Per check: how many graded submissions passed it (from grades.csv, so the whole class)."""
     with open(out / GRADES, newline="", encoding="utf-8") as fh:
-        rows = [
-            r
-            for r in csv.DictReader(fh)
-            if r["status"]
-            not in (
-                "not_a_notebook",
-                "empty",
-                "not_a_file",
-                "too_large",
-                "wrong_exercise",
-                "grader_error",
-                "no_submission",
-            )
-        ]
+        rows = [r for r in csv.DictReader(fh) if r["status"] not in (*results.NOT_RUN, "no_submission")]
     rates = []
     for c in exercise.checks:
         passed = sum(1 for r in rows if c.points > 0 and _num(r.get(c.name)) >= c.points)

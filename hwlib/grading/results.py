@@ -24,18 +24,9 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-STATUSES = (
-    "graded",
-    "cell_errors",
-    "timeout",
-    "kernel_crashed",
-    "not_a_notebook",
-    "empty",
-    "not_a_file",
-    "too_large",
-    "wrong_exercise",
-    "grader_error",
-)
+NOT_RUN = ("not_a_notebook", "empty", "not_a_file", "too_large", "wrong_exercise", "grader_error")
+"""Statuses of a submission whose notebook was never run to the end by the grader (no answers to count)."""
+STATUSES = ("graded", "cell_errors", "timeout", "kernel_crashed", *NOT_RUN)
 
 
 def build(

@@ -217,3 +217,21 @@ def test_cli_plan_layout_text_json_and_errors(capsys):
             bad = []
         assert cli.main(argv + bad) == 2
         assert flag in capsys.readouterr().err
+
+
+def test_layout_breakdown_bars_add_up_to_the_step_time():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from hwlib import plot
+
+    found = layout.search(L8, H100, 4096, 256, cp=(1,), zero=(1,), micro_batches=(1,))
+    plans = found.ranked[:3]
+    fig, ax = plot.layout_breakdown(plans)
+    ends = {}
+    for patch in ax.patches:
+        y = round(patch.get_y() + patch.get_height() / 2)
+        ends[y] = max(ends.get(y, 0.0), patch.get_x() + patch.get_width())
+    assert [ends[y] for y in sorted(ends)] == pytest.approx([p.step_s for p in plans][::-1])
+    with pytest.raises(ValueError, match="at least one"):
+        plot.layout_breakdown([])

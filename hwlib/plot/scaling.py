@@ -191,7 +191,7 @@ def layout_breakdown(plans, title: str = "Step time of the fastest layouts that 
         ax.barh(labels, widths, left=left, color=color(i), label=name)
         left += widths
     for y, p in enumerate(plans[::-1]):
-        ax.text(left[y], y, f" MFU {p.mfu:.0%}", va="center", fontsize=8)
+        ax.text(left[y], y, f" MFU {units.format_pct(p.mfu)}", va="center", fontsize=8)
     ax.set_xlabel("time per optimizer step (s)")
     ax.set_xlim(0, left.max() * 1.18)
     ax.tick_params(axis="y", labelsize=7)

@@ -136,6 +136,8 @@ def _document(found, cluster, top) -> dict:
         for key, label, fkey in _TIMES:
             put(q(f"{tag}.time.{key}_s", label, plan.time[key], "s", layout.evaluate, formula=F[fkey]))
         put(q(f"{tag}.mfu", "model FLOPs utilisation", plan.mfu, "", layout.evaluate, formula=F["evaluate.mfu"]))
+        hfu_label = "hardware FLOPs utilisation (recompute counted)"
+        put(q(f"{tag}.hfu", hfu_label, plan.numbers["hfu"], "", layout.evaluate, formula=F["evaluate.hfu"]))
     if not top:
         result.missing["layout1"] = "a layout that fits: every degree tuple fails (see details.rejected)"
     result.details.update(
@@ -155,7 +157,8 @@ def _plan_lines(i: int, plan) -> list[str]:
     mem, t, num = plan.memory, plan.time, plan.numbers
     lay = plan.layout
     out = [
-        f"{i}. {lay.label()}: step {units.format_seconds(t['step'])}, MFU {plan.mfu:.1%}, {_gib(mem['total'])} per GPU"
+        f"{i}. {lay.label()}: step {units.format_seconds(t['step'])}, MFU {units.format_pct(plan.mfu, 1)} "
+        f"(HFU {units.format_pct(num['hfu'], 1)}), {_gib(mem['total'])} per GPU"
     ]
     out.append(
         f"   {F['evaluate.micro_batches']} = {num['micro_batches']};  {F['stage_layers']} = {num['stage_layers']}"
@@ -233,7 +236,7 @@ def cmd_plan_layout(args) -> int:
     shown = {}
     for degrees, reason in found.rejected:  # one example of each kind of failure
         shown.setdefault(layout.reason_kind(reason), (degrees, reason))
-    for degrees, reason in list(shown.values())[: args.top]:
+    for degrees, reason in shown.values():
         print("  e.g. TP{} CP{} PP{} DP{} EP{}: ".format(*degrees) + reason)
     return 0
 

@@ -68,6 +68,7 @@ FORMULAS = {
     "evaluate.p2p": "t_P2P = 2·v·m·(s/c)·b·h·2 B/t / β_PP",
     "evaluate.step": "t = (m + (p−1)/v)·t_mb + t_DP,exposed + t_P2P,  t_mb = t_c + t_TP + t_CP + (1 − f_EP)·t_EP (+ per-micro-batch ZeRO-2/3)",
     "evaluate.mfu": "MFU = (6·N_active·D_tokens + attention) / (t · G · π)",
+    "evaluate.hfu": "HFU = MFU + recomputed FLOPs / (t · G · π)  (full: + 2·N_active·D_tokens + attention)",
     "tp_critical_width": "f/t ≥ (2/g)·(t−1)/t · π/β  (g = 3 SwiGLU, 2 GELU matrices)",
     "fsdp_critical_tokens": "T_mb ≥ π/β  (tokens per GPU per micro-batch; ZeRO-3)",
     "dp_critical_tokens": "T_step ≥ π/β  (tokens per GPU per step, hidden behind the backward pass)",
@@ -412,6 +413,10 @@ def evaluate(
         "dp_link": "NVLink" if t * c * d <= cluster.nvlink_domain else "network",
         "bubble_fraction": parallel.pipeline_bubble_fraction(p, m, v) if p > 1 else 0.0,
     }
+    # hardware FLOPs count the recomputed forward pass too (Korthikanti et al. 2022: HFU vs MFU)
+    extra = {"none": 0.0, "selective": 1.0, "full": 1.0}[rc] * model.attention_flops_per_token(seq_len)
+    extra += 2.0 * model.n_active_params() if rc == "full" else 0.0
+    numbers["hfu"] = (model_flops + global_sequences * seq_len * extra) / (step * cluster.n_gpus * cluster.peak)
     return Plan(layout, mem, time, mfu, fits, reason, numbers)
 
 
@@ -552,7 +557,7 @@ def search(
                 for e in eps:
                     base = Layout(t, c, p, d, e)
                     why = validity(model, cluster, base, s, nseq, allow_tp_across_nodes)
-                    if why and "micro-batch" not in why:
+                    if why:  # micro-batch 1 and 1F1B: if these fail, every variant does
                         rejected.append((base.degrees(), why))
                         count(why)
                         continue
@@ -717,7 +722,8 @@ def published_model(entry: dict) -> models.ModelShape:
 def check_published(key: str) -> dict:
     """Run the planner on a published run's model, cluster and batch and place the published degrees:
     {entry, search, rank (1-based among the degree tuples that fit, None if they do not fit),
-    plan (its best variant), best (the planner's first choice), n_fit}."""
+    plan (its best variant), best (the planner's first choice), n_fit, why_not, variant (the best
+    plan at the published degrees with the paper's recompute choice, where the entry states one)}."""
     table = published()
     if key not in table:
         raise KeyError(f"unknown published layout {key!r}; accepted: {', '.join(table)}")
@@ -729,7 +735,14 @@ def check_published(key: str) -> dict:
     found = search(model, cluster, entry["seq_len"], entry["global_sequences"], **options)
     deg = entry["degrees"]
     degrees = (deg["tp"], deg["cp"], deg["pp"], deg["dp"], deg["ep"])
+    variant = None
+    if "recompute" in entry:  # the paper's own recompute choice, at the published degrees
+        only = dict(options, tp=[deg["tp"]], cp=[deg["cp"]], pp=[deg["pp"]], ep=[deg["ep"]])
+        only["recompute"] = (entry["recompute"],)
+        pinned = search(model, cluster, entry["seq_len"], entry["global_sequences"], **only)
+        variant = pinned.plan_of(*degrees)
     return {
+        "variant": variant,
         "entry": entry,
         "search": found,
         "rank": found.rank_of(*degrees),

@@ -172,6 +172,22 @@ def test_published_layout_fits_and_is_ranked(key):
     assert res["plan"].fits and res["rank"] is not None
     if "mfu" in entry:  # the planner's MFU is within 25 % of the published one
         assert res["plan"].mfu == pytest.approx(entry["mfu"], rel=0.25)
+    if "hfu" in entry:  # with the paper's recompute choice, hardware FLOPs utilisation within 15 %
+        variant = res["variant"]
+        assert variant is not None and variant.fits and variant.layout.recompute == entry["recompute"]
+        assert variant.numbers["hfu"] == pytest.approx(entry["hfu"], rel=0.15)
+        assert variant.mfu < variant.numbers["hfu"]
+
+
+def test_deepseek_v3_planner_mfu_is_within_a_factor_two_above_the_gpu_hours():
+    """The report's 2.664M H800-hours for 14.8T tokens give the run's average MFU (FP8 peak, attention
+    counted); the planner, which has no DualPipe, no FP8 overheads and no failures, may only exceed it."""
+    res = _published("deepseek_v3")
+    entry, model = res["entry"], models.get("DeepSeek-V3")
+    peak = specs.get(entry["cluster"]["gpu"]).peak_flops(entry["cluster"]["precision"])
+    per_token = 6 * model.n_active_params() + 3 * model.attention_flops_per_token(entry["seq_len"])
+    run_mfu = per_token * entry["tokens"] / (entry["gpu_hours"] * 3600 * peak)
+    assert run_mfu < res["plan"].mfu < 2 * run_mfu
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,9 @@ ZeRO-3 gathers each layer's weights again for every micro-batch, forward and bac
 behind that micro-batch's compute, so its traffic grows with the number of micro-batches. Every
 collective is a ring with (N−1) latency steps of α each.
 
+FSDP with full sharding is ZeRO-3 here (FSDP's SHARD_GRAD_OP is ZeRO-2); Megatron-LM's distributed
+optimizer is ZeRO-1.
+
 Sources: Narayanan et al. 2021 (Megatron-LM at scale: PTD-P, interleaved schedule, rank order,
 bubble (p−1)/(v·m)); Korthikanti et al. 2022 (activations, sequence parallelism, in-flight
 micro-batches of 1F1B and interleaving, §4.2.3); Rajbhandari et al. 2020 (ZeRO); Dubey et al. 2024
@@ -97,8 +100,11 @@ BACKWARD_FRACTION = 2.0 / 3.0
 
 @dataclass(frozen=True)
 class Cluster:
-    """G GPUs of one kind in NVLink domains of `nvlink_domain` GPUs, each GPU with its own network link
-    of `inter_node_bandwidth` bytes/s per direction (a rail-optimised fabric: one NIC per GPU)."""
+    """G GPUs of one kind (`gpu`, a spec-sheet name) in NVLink domains of `nvlink_domain` GPUs, each GPU
+    with its own network link of `inter_node_bandwidth` bytes/s per direction (a rail-optimised fabric:
+    one NIC per GPU; 50e9 = 400 Gb/s InfiniBand NDR). `nvlink_bandwidth` overrides the spec sheet's
+    per-direction NVLink (an H800's cut-down NVLink, a measured bus bandwidth); `precision` picks the
+    peak π and `efficiency` is η, the fraction of it the matmuls reach (`EFFICIENCY`)."""
 
     gpu: str
     n_gpus: int
@@ -275,8 +281,21 @@ def evaluate(
     ep_overlap: float = 0.0,
     allow_tp_across_nodes: bool = False,
 ):
-    """Memory per GPU and step time of one layout (see the module docstring for the model). Raises
-    ValueError when the layout is not a valid split (use `validity` first to get the reason)."""
+    """Memory per GPU [bytes] and step time [s] of one layout: a `Plan` for the heaviest pipeline stage.
+
+    memory  M = W + Gr + O + B_z3 + A + Z (FORMULAS["evaluate.memory"]): ZeRO stage z shards optimizer
+            (z ≥ 1), gradients (z ≥ 2) and weights (z = 3) over the D = d·c data ranks (experts over
+            d·c/e); A = in-flight micro-batches × ⌈L/p⌉ layers × `memory.activation_bytes` per layer at
+            s/c tokens; fits when M ≤ `memory.usable_bytes` of the GPU.
+    time    t = (m + (p−1)/v)·t_mb + t_DP,exposed + t_P2P (FORMULAS["evaluate.step"]); t_mb holds the
+            compute at η·π, the TP and CP collectives and the unhidden EP all-to-all; the data-parallel
+            reduce hides behind the backward pass of the last micro-batch only (ZeRO-3's gathers behind
+            each micro-batch's own compute).
+    MFU     (6·N_active + 3·F_attn)·tokens / (t·G·π); HFU adds the recomputed FLOPs (numbers["hfu"]).
+
+    `ep_overlap` is the fraction of the all-to-all hidden behind compute (DeepSeek-V3's DualPipe: 1).
+    Sources: the module docstring. Raises ValueError naming the problem when the layout is not a
+    valid split (`validity` gives the reason without raising)."""
     model = models.get(model) if isinstance(model, str) else model
     why = validity(model, cluster, layout, seq_len, global_sequences, allow_tp_across_nodes)
     if why:

@@ -251,3 +251,18 @@ def test_layout_breakdown_bars_add_up_to_the_step_time():
     assert [ends[y] for y in sorted(ends)] == pytest.approx([p.step_s for p in plans][::-1])
     with pytest.raises(ValueError, match="at least one"):
         plot.layout_breakdown([])
+
+
+def test_cli_reads_a_config_json_like_the_named_shape(tmp_path, capsys):
+    cfg = models.catalogue()["models"]["Llama 3 8B"]["config"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    common = ["--gpus", "16", "--seq", "2k", "--batch-seqs", "64", "--cp", "1", "--zero", "1", "--json"]
+    docs = []
+    for source in (["--config", str(path)], ["--model", "llama-3-8b"]):
+        assert cli.main(["plan-layout", *source, *common]) == 0
+        docs.append(json.loads(capsys.readouterr().out))
+    steps = [{q["key"]: q["value"] for q in d["quantities"]}["layout1.time.step_s"] for d in docs]
+    assert steps[0] == pytest.approx(steps[1])
+    assert cli.main(["plan-layout", "--config", str(path), "--model", "llama-3-8b", *common]) == 2
+    assert "give one of --model" in capsys.readouterr().err

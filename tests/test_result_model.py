@@ -38,6 +38,7 @@ COMMANDS = [
     ["finetune", "--model", "llama-2-7b", "--method", "qlora", "--tokens", "10M"],
     ["finetune", "--method", "full"],
     ["energy", "--model", "llama-3-8b", "--batch", "16"],
+    ["plan-layout", "--model", "llama-3-8b", "--gpus", "16", "--seq", "2k", "--batch-seqs", "64", "--cp", "1"],
     ["speculative", "--batch", "1"],
     ["rent", "--task", "serve-8b"],
     ["rent", "--task", "train-gpt2"],

@@ -394,6 +394,7 @@ def skinny_matmul(record: dict, batch, models, recorded=(), own=None):
 from hwlib.plot.formats import bit_layout, format_accuracy, loss_scaling, peak_per_format, running_sum  # noqa: E402,F401
 from hwlib.plot.intensity import matmul_intensity_vs_size  # noqa: E402,F401
 from hwlib.plot.scaling import allreduce_traffic, bandwidth_tiers, ddp_efficiency, pipeline_bubble, zero_memory  # noqa: E402,F401
+from hwlib.plot.scaling import layout_breakdown  # noqa: E402,F401
 from hwlib.plot.budgets import (
     activations_vs_sequence,
     inference_memory,

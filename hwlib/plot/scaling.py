@@ -161,3 +161,40 @@ def ddp_efficiency(
     ax.set_title("Data parallelism: hiding the all-reduce (cost model)")
     ax.legend(fontsize=6.5, ncol=3, loc="lower right")
     return fig, ax
+
+
+LAYOUT_PARTS = [
+    ("compute", "compute"),
+    ("tp", "TP collectives"),
+    ("cp", "CP K/V gathers"),
+    ("ep", "EP all-to-all"),
+    ("bubble", "pipeline bubble"),
+    ("dp_exposed", "DP/ZeRO exposed"),
+    ("p2p", "pipeline P2P"),
+]
+
+
+def layout_breakdown(plans, title: str = "Step time of the fastest layouts that fit"):
+    """Horizontal stacked bars, one per evaluated layout (`hwlib.layout.Plan`, fastest on top): the
+    step time split into compute, TP, CP, EP, bubble, exposed data-parallel traffic and P2P (seconds,
+    the planner's formulas), each bar labelled with its MFU. Returns (fig, ax)."""
+    plans = list(plans)
+    if not plans:
+        raise ValueError("plans must hold at least one evaluated layout (hwlib.layout.Plan)")
+    fig, ax = plt.subplots(figsize=(7.0, 0.55 * len(plans) + 1.6), layout="constrained")
+    labels = [p.layout.label().replace(" recompute=", "\nrecompute=") for p in plans][::-1]
+    left = np.zeros(len(plans))
+    for i, (key, name) in enumerate(LAYOUT_PARTS):
+        widths = np.array([p.time[key] for p in plans][::-1])
+        if not widths.any():
+            continue
+        ax.barh(labels, widths, left=left, color=color(i), label=name)
+        left += widths
+    for y, p in enumerate(plans[::-1]):
+        ax.text(left[y], y, f" MFU {units.format_pct(p.mfu)}", va="center", fontsize=8)
+    ax.set_xlabel("time per optimizer step (s)")
+    ax.set_xlim(0, left.max() * 1.18)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.set_title(title)
+    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.18 if len(plans) < 4 else -0.1))
+    return fig, ax

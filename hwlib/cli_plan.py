@@ -37,6 +37,7 @@ def cmd_estimate(args) -> int:
         train_seq_len=args.train_seq,
         micro_batch=args.micro_batch,
         attention=args.attention,
+        activations=args.activations,
         zero_stage=args.zero,
         recompute=args.recompute,
         finetune=args.finetune,
@@ -91,6 +92,13 @@ def register(subparsers) -> None:
         choices=("flash", "standard"),
         default="flash",
         help="training activations: FlashAttention (default) or scores stored",
+    )
+    p.add_argument(
+        "--activations",
+        choices=("fused", "unfused"),
+        default="fused",
+        help="training activations: the fused-kernel count (Megatron-LM, default) or what an unfused "
+        "Hugging Face run keeps (+ fp32 norm inputs)",
     )
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3), help="ZeRO stage (default 0)")
     p.add_argument(

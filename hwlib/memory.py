@@ -39,6 +39,8 @@ FORMULAS = {
     "training_bytes_per_device": "M = state per GPU + activations",
     "training_bytes_per_device.logits": "M = state per GPU + activations + logits",
     "logits_bytes": "Z = s·b·V·4 B  (fp32 logits for the loss)",
+    "unfused_activation_bytes": "A_unfused = A + 8·s·b·h·L  (fp32 norm inputs, second copy of each projection input)",
+    "unfused_activation_bytes.full": "A_unfused = A  (full recompute keeps only the layer inputs)",
 }
 """The formula each function of this module evaluates, as the calculators print it (one copy: the
 calculator, the command line and the page read it from here; `activation_formula` and
@@ -487,6 +489,28 @@ def logits_bytes(seq_len, batch, vocab_size, bytes_per_value=4.0):
     b = _check.positive("batch", batch)
     v = _check.integer("vocab_size", vocab_size)
     return s * b * v * _check.positive("bytes_per_value", bytes_per_value)
+
+
+def unfused_activation_bytes(fused_bytes, seq_len, batch, d_model, n_layers, recompute="none"):
+    """The activations an unfused run (eager PyTorch, as a Hugging Face model trains out of the box)
+    keeps, from the fused-kernel count A that `activation_bytes` gives as Megatron-LM keeps them
+    (Korthikanti et al. 2022): A_unfused = A + 8·s·b·h·L  [bytes].
+
+    Each of a layer's two norms (RMSNorm/LayerNorm) upcasts its 2-byte input to fp32 and autograd keeps
+    that 4-byte copy (+2 B per element over the 2 B the fused count has), and it keeps the normalised
+    tensor before the norm weight as well as the weighted output the next projection saves (+2 B):
+    4·s·b·h per norm, 8·s·b·h per layer. For Llama-style shapes with FlashAttention that is 18-21 %
+    more (Llama 3 8B: 44.0 -> 52.0 bytes per s·b·h·L); with the a·s² scores stored it is a few %.
+    With full recomputation only each layer's input is kept, so nothing is added."""
+    a = _check.nonnegative("fused_bytes", fused_bytes)
+    mode = _check.choice("recompute", recompute, RECOMPUTE)
+    if mode == "full":
+        return a
+    s = _check.positive("seq_len", seq_len)
+    b = _check.positive("batch", batch)
+    h = _check.integer("d_model", d_model)
+    n_layers = _check.integer("n_layers", n_layers)
+    return a + 8.0 * s * b * h * n_layers
 
 
 def zero_formula(stage, optimizer_bytes_per_param=12) -> str:

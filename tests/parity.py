@@ -91,6 +91,7 @@ def estimate_case(rng: random.Random) -> dict:
         "zero_stage": rng.randint(0, 3),
         "recompute": rng.choice(memory.RECOMPUTE),
         "attention": rng.choice(memory.ATTENTION),
+        "activations": rng.choice(calculator.ACTIVATIONS),
         "scaling_efficiency": rng.uniform(0.05, 1.0),
     }
     model = case["model"]  # lengths within the model's context (a longer one is refused: bad cases)
@@ -142,6 +143,7 @@ def bad_estimate_cases(rng: random.Random) -> list[dict]:
         {"zero_stage": -1},
         {"weights_dtype": "bf17"},
         {"recompute": "sometimes"},
+        {"activations": "fast"},
         {"precision": "fp64"},
         {"gpu": "H1000"},
         {"model": "Llama 9"},

@@ -43,6 +43,7 @@ const trainSet = group("Training",
   add(field("micro_batch", "micro-batch b (sequences per GPU step)", D.micro_batch)),
   add(select("attention", "attention kernel", DATA.attention.map((a) => [a, a === "flash" ? "FlashAttention" : "standard (scores stored)"]), "flash")),
   add(select("recompute", "activation recompute", DATA.recompute.map((r) => [r, r]), "none")),
+  add(select("activations", "activation count", DATA.activations.map(([v, label]) => [v, label]), "fused")),
   add(select("zero_stage", "ZeRO stage", ["0", "1", "2", "3"].map((z) => [z, z]), "0")),
   add(select("finetune", "what is trained", DATA.finetune.map(([v, label]) => [v, label]), "none")),
   add(field("lora_rank", "LoRA rank r", 64)));
@@ -138,7 +139,7 @@ function readKwargs() {
   kw.price_per_hour = readOptional("price_per_hour");    // empty: the spec sheet's price
   kw.precision = inputs.precision.value || null;
   kw.gpu = inputs.gpu.value;
-  for (const k of ["weights_dtype", "kv_dtype", "recompute", "attention"]) kw[k] = inputs[k].value;
+  for (const k of ["weights_dtype", "kv_dtype", "recompute", "attention", "activations"]) kw[k] = inputs[k].value;
   kw.zero_stage = Number(inputs.zero_stage.value);
   kw.finetune = inputs.finetune.value;
   kw.lora_rank = readField("lora_rank");

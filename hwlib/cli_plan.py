@@ -93,13 +93,7 @@ def register(subparsers) -> None:
         default="flash",
         help="training activations: FlashAttention (default) or scores stored",
     )
-    p.add_argument(
-        "--activations",
-        choices=("fused", "unfused"),
-        default="fused",
-        help="training activations: the fused-kernel count (Megatron-LM, default) or what an unfused "
-        "Hugging Face run keeps (+ fp32 norm inputs)",
-    )
+    flag(p, "--activations")
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3), help="ZeRO stage (default 0)")
     p.add_argument(
         "--recompute",

@@ -10,8 +10,11 @@ This module owns no formula. Each quantity is computed by the hwlib function tha
 (`hwlib.models`, `memory`, `flops`, `roofline`, `specs`, ...), and its formula text is that
 function's entry in the `FORMULAS` dict of its own module (`flops.FORMULAS["training_flops"]`;
 methods as "Class.method"; `memory.zero_formula` / `activation_formula` for texts that depend on
-their arguments). `estimate` only wires them together and keeps, for every quantity, a `Quantity`:
+their arguments). `estimate` only wires them together, one section function per part (inputs, model
+size, training memory, serving memory, time, decode), and keeps, for every quantity, a `Quantity`:
 its value in SI units, unit, formula, the function that computed it and the numbers that went in.
+Every row goes through `put`, which reads the formula from the FORMULAS entry of the function it
+credits, so a row credited to the wrong function is an error.
 
 One result model. `Quantity` is the only result record; `Result` (`Estimate`) holds them with the
 inputs, what could not be computed and warnings. Every calculator command of the command line

@@ -8,7 +8,7 @@ the same functions the chapters use:
   NF4 weights, adapters, checkpointed activations and the fp32 logits; 4ND at the MFU)
 * ``serve-8b``: serve Llama 3 8B in bf16 at 4k context, as large a batch as fits (decode bound)
 * ``train-gpt2``: pre-train GPT-2 small on 10B tokens (``calculator.estimate``: 6ND, chapter 9 worked
-  example 1; training state, FlashAttention activations and fp32 logits)
+  example 1; training state, activations with the scores stored, and fp32 logits)
 
 Memory must fit in ``memory.usable_bytes`` of the device, the budget every "fits" of the book uses:
 its capacity less a CUDA context, with ``memory.HEADROOM`` kept free for buffers and fragmentation.
@@ -54,7 +54,9 @@ TASKS = {
         "mfu": 0.4,
         "seq_len": 1024,
         "batch": 16,
-        "note": "C = 6ND on 10B tokens at MFU 0.4; micro-batch 16 x 1,024 tokens without recompute",
+        "attention": "standard",
+        "note": "C = 6ND on 10B tokens at MFU 0.4; micro-batch 16 x 1,024 tokens without recompute, "
+        "attention scores stored (no FlashAttention), fp32 logits",
     },
 }
 
@@ -149,6 +151,8 @@ def training_estimate(task: str, accelerator, usd_per_hour=None):
     key = _check.choice("task", task, [k for k in TASKS if k != "serve-8b"])
     t, acc = TASKS[key], _acc(accelerator)
     tune = {"finetune": "qlora", "lora_rank": t["rank"], "recompute": "full"} if key == "qlora-7b" else {}
+    if "attention" in t:
+        tune["attention"] = t["attention"]
     return calculator.estimate(
         t["model"],
         tokens=t["tokens"],

@@ -422,7 +422,9 @@ def cmd_memory(args) -> int:
         rep.say("KV cache and activations: need a model shape; use --model or --config (see hwlib.models.names())")
     if args.gpu:
         rep.say(_fit_words(specs.get(args.gpu)))
-        rep.result.warnings += [w for w in est.warnings if "GPUs" in w]
+        for w in est.warnings:
+            if "GPUs" in w or "tensor parallelism" in w:  # the serving count's caveats
+                rep.warn(w)
     return rep.emit(args.json)
 
 
@@ -513,7 +515,9 @@ def register(subparsers) -> None:
     g.add_argument("--matmul", type=parse_whole, nargs=3, metavar=("M", "N", "K"), help="an M×K by K×N matmul")
     _common(p, cmd_roofline)
 
-    p = subparsers.add_parser("memory", help="weights, training state and KV cache in bytes")
+    p = subparsers.add_parser(
+        "memory", help="weights, KV cache, training state, activations and logits in bytes (estimate's rows)"
+    )
     flag(p, "--dtype")
     flag(p, "--kv-dtype")
     flag(p, "--seq")
@@ -522,7 +526,7 @@ def register(subparsers) -> None:
     flag(p, "--activations")
     _common(p, cmd_memory, params_or_model=True)
 
-    p = subparsers.add_parser("train", help="training FLOPs (6ND), time and cost")
+    p = subparsers.add_parser("train", help="training FLOPs (6ND, attention), time and cost (estimate's rows)")
     flag(p, "--tokens", required=True, help="training tokens D, e.g. 15.6T")
     flag(p, "--gpu", required=True)
     flag(p, "--gpus")
@@ -539,7 +543,9 @@ def register(subparsers) -> None:
     flag(p, "--seq", help="training tokens per sequence, for the attention FLOPs (4k = 4096; default 4096)")
     _common(p, cmd_train, params_or_model=True)
 
-    p = subparsers.add_parser("decode", help="bandwidth ceiling on decoding tokens/s")
+    p = subparsers.add_parser(
+        "decode", help="one decode step on one device: roofline time and tokens/s (estimate's rows)"
+    )
     flag(p, "--gpu", required=True)
     flag(p, "--dtype")
     flag(p, "--kv-dtype")

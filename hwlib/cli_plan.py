@@ -52,7 +52,7 @@ def cmd_estimate(args) -> int:
 
 
 def cmd_diagnose(args) -> int:
-    precision = args.precision or specs.get(args.gpu).default_precision()
+    precision = calculator.precision_of(specs.get(args.gpu), args.precision)
     d = diagnose.kernel(
         args.flops, args.bytes, args.gpu, precision, name=args.name, kind=args.kind, measured_s=args.measured_s
     )

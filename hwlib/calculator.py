@@ -419,6 +419,7 @@ def estimate(
     finetune="none",
     lora_rank=64,
     activations="fused",
+    fp32_grads=False,
 ) -> Estimate:
     """Napkin math for a model on an accelerator (chapter 9, "Napkin math").
 
@@ -436,6 +437,8 @@ def estimate(
     eager Hugging Face run also keeps (memory.unfused_activation_bytes).
     Both lengths default to 4096 tokens, or the model's context when shorter, and may not exceed it.
     zero_stage, recompute: see memory.zero_bytes_per_device and memory.activation_bytes.
+    fp32_grads: gradients accumulated in fp32 (4 B instead of 2: 18 B of state per parameter, as
+    DeepSpeed and Megatron-LM keep them for gradient accumulation); full training only.
     finetune: "none" (train every weight: 16 B of state per parameter, ZeRO-shardable), "lora" or
     "qlora" (frozen bf16 or NF4 weights plus adapters of rank lora_rank on every linear layer:
     hwlib.finetune; no weight gradients, so 4·N·D FLOPs instead of 6·N·D; needs a model shape).
@@ -475,6 +478,7 @@ def estimate(
         finetune,
         lora_rank,
         activations,
+        fp32_grads,
     )
     _model_size(est, c)
     _training_memory(est, c)
@@ -510,6 +514,7 @@ def _inputs(
     finetune,
     lora_rank,
     activations,
+    fp32_grads,
 ):
     """Inputs: every argument checked (ValueError naming the field) and defaulted; (Estimate, context)."""
     shape = _shape(model)
@@ -531,6 +536,13 @@ def _inputs(
     tune = _check.choice("finetune", finetune, ("none",) + tuple(m for m in ft.METHODS if m != "full"))
     if tune != "none" and shape is None:
         raise ValueError(f"finetune={tune!r} needs a model shape (model=...), for the adapter matrices; got none")
+    if not isinstance(fp32_grads, bool):
+        raise ValueError(f"fp32_grads must be True or False; got {fp32_grads!r}")
+    if tune != "none" and fp32_grads:
+        raise ValueError(
+            f"fp32_grads=True is for training every weight; a {tune} fine-tune keeps its adapters' state "
+            "(16 B per adapter parameter): give fp32_grads=False"
+        )
     if tune != "none" and zero_stage != 0:
         raise ValueError(
             f"zero_stage={zero_stage!r} shards a full training state; a {tune} fine-tune keeps its frozen "
@@ -570,6 +582,7 @@ def _inputs(
             micro_batch=mb,
             attention=attn,
             activations=acts,
+            fp32_grads=fp32_grads,
             finetune=tune,
             lora_rank=lora_rank if tune != "none" else None,
             zero_stage=zero_stage,
@@ -595,6 +608,7 @@ def _inputs(
         mb=mb,
         attn=attn,
         acts=acts,
+        fp32_grads=fp32_grads,
         tune=tune,
         lora_rank=lora_rank,
         zero_stage=zero_stage,
@@ -675,24 +689,27 @@ def _training_memory(est, c):
     shape, n, g, tune, acc = c["shape"], c["n"], c["g"], c["tune"], c["acc"]
     s_train, mb, attn, recompute = c["s_train"], c["mb"], c["attn"], c["recompute"]
     if tune == "none":
+        fp32 = c["fp32_grads"]
+        grad = 4 if fp32 else 2
         put(
             est,
             "training_state_bytes",
-            "training state (AdamW, mixed precision)",
-            memory.training_state_bytes(n),
+            "training state (AdamW, mixed precision" + (", fp32 gradients)" if fp32 else ")"),
+            memory.training_state_bytes(n, fp32),
             "bytes",
             "hwlib.memory.training_state_bytes",
-            f"16 × {fmt(n)}",
+            f"{16 + grad - 2} × {fmt(n)}",
+            variant="fp32_grads" if fp32 else "",
         )
         state = put(
             est,
             "training_state_per_gpu",
-            f"training state per GPU (ZeRO stage {c['zero_stage']}, G={g})",
-            memory.zero_bytes_per_device(n, g, c["zero_stage"]),
+            f"training state per GPU (ZeRO stage {c['zero_stage']}, G={g}" + (", fp32 gradients)" if fp32 else ")"),
+            memory.zero_bytes_per_device(n, g, c["zero_stage"], gradient_bytes_per_param=grad),
             "bytes",
             "hwlib.memory.zero_bytes_per_device",
             f"N={fmt(n)}, G={g}",
-            formula=memory.zero_formula(c["zero_stage"]),
+            formula=memory.zero_formula(c["zero_stage"], gradient_bytes_per_param=grad),
         )
     else:
         rank = _check.integer("lora_rank", c["lora_rank"])

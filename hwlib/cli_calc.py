@@ -108,6 +108,9 @@ FLAGS = {
         help="activation count: fused kernels as Megatron-LM keeps them (default) or an unfused "
         "Hugging Face run (+ fp32 norm inputs)",
     ),
+    "--fp32-grads": dict(
+        action="store_true", help="gradients accumulated in fp32: 18 B of training state per parameter, not 16"
+    ),
     "--json": dict(action="store_true", help="print one JSON document (hwlib.calculator.SCHEMA, SI units)"),
 }
 """The flag vocabulary of every calculator command: one name, one type, one meaning. `flag(p, name)`
@@ -402,6 +405,7 @@ def memory_estimate(args):
         train_seq_len=args.seq,
         micro_batch=args.batch,
         activations=args.activations,
+        fp32_grads=args.fp32_grads,
     )
 
 
@@ -413,7 +417,7 @@ def cmd_memory(args) -> int:
     if shape:
         rep.lines.insert(0, f"{shape.name}: N = {est.n_params:,.0f} parameters ({shape.source})")
     n = est.n_params
-    breakdown = memory.training_state_breakdown(n)
+    breakdown = memory.training_state_breakdown(n, args.fp32_grads)
     rep.result.details["training_state_breakdown"] = breakdown
     at = 2 if shape else 1
     rows = [f"  {part:<10}{v / n:g} B/param × {fmt(n)} = {_bytes(v)}" for part, v in breakdown.items()]
@@ -524,6 +528,7 @@ def register(subparsers) -> None:
     flag(p, "--batch")
     flag(p, "--gpu", help="say whether it fits this accelerator; " + GPU_HELP)
     flag(p, "--activations")
+    flag(p, "--fp32-grads")
     _common(p, cmd_memory, params_or_model=True)
 
     p = subparsers.add_parser("train", help="training FLOPs (6ND, attention), time and cost (estimate's rows)")

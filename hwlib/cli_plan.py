@@ -38,6 +38,7 @@ def cmd_estimate(args) -> int:
         micro_batch=args.micro_batch,
         attention=args.attention,
         activations=args.activations,
+        fp32_grads=args.fp32_grads,
         zero_stage=args.zero,
         recompute=args.recompute,
         finetune=args.finetune,
@@ -94,6 +95,7 @@ def register(subparsers) -> None:
         help="training activations: FlashAttention (default) or scores stored",
     )
     flag(p, "--activations")
+    flag(p, "--fp32-grads")
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3), help="ZeRO stage (default 0)")
     p.add_argument(
         "--recompute",

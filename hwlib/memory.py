@@ -513,17 +513,19 @@ def unfused_activation_bytes(fused_bytes, seq_len, batch, d_model, n_layers, rec
     return a + 8.0 * s * b * h * n_layers
 
 
-def zero_formula(stage, optimizer_bytes_per_param=12) -> str:
-    """The formula `zero_bytes_per_device` evaluates for a ZeRO stage, as text with K filled in:
-    stage 0 "16·N", 1 "4·N + 12·N/G", 2 "2·N + 14·N/G", 3 "16·N/G" for K = 12 (mixed-precision Adam)."""
+def zero_formula(stage, optimizer_bytes_per_param=12, gradient_bytes_per_param=2) -> str:
+    """The formula `zero_bytes_per_device` evaluates for a ZeRO stage, as text with K (and the gradient
+    bytes g) filled in: stage 0 "16·N", 1 "4·N + 12·N/G", 2 "2·N + 14·N/G", 3 "16·N/G" for K = 12
+    (mixed-precision Adam) and g = 2; with fp32 gradients (g = 4) "18·N", "6·N + 12·N/G", ..."""
     st = _check.integer("stage", stage, minimum=0)
     if st > 3:
         raise ValueError(f"stage must be a ZeRO stage 0, 1, 2 or 3; got {stage!r}")
     k = _check.nonnegative("optimizer_bytes_per_param", optimizer_bytes_per_param)
-    return [f"{4 + k:g}·N", f"4·N + {k:g}·N/G", f"2·N + {2 + k:g}·N/G", f"{4 + k:g}·N/G"][st]
+    g = _check.nonnegative("gradient_bytes_per_param", gradient_bytes_per_param)
+    return [f"{2 + g + k:g}·N", f"{2 + g:g}·N + {k:g}·N/G", f"2·N + {g + k:g}·N/G", f"{2 + g + k:g}·N/G"][st]
 
 
-def zero_bytes_per_device(n_params, n_devices, stage, optimizer_bytes_per_param=12):
+def zero_bytes_per_device(n_params, n_devices, stage, optimizer_bytes_per_param=12, gradient_bytes_per_param=2):
     """Model-state bytes per data-parallel device under ZeRO (Rajbhandari et al. 2020, Fig. 1):
 
       stage 0 (plain DP):        (2 + 2 + K)·Ψ
@@ -532,6 +534,7 @@ def zero_bytes_per_device(n_params, n_devices, stage, optimizer_bytes_per_param=
       stage 3 (P_os+g+p):        (2 + 2 + K)·Ψ/N
     Ψ = n_params, N = n_devices, K = optimizer_bytes_per_param (12 for mixed-precision Adam:
     fp32 master + two moments). 7.5B on 64 GPUs: 120 / 31.4 / 16.6 / 1.9 GB. Activations excluded.
+    The gradients take gradient_bytes_per_param (2 in the paper; 4 when they are accumulated in fp32).
     """
     psi = _check.positive("n_params", n_params)
     n = _check.integer("n_devices", n_devices)
@@ -539,7 +542,8 @@ def zero_bytes_per_device(n_params, n_devices, stage, optimizer_bytes_per_param=
     st = _check.integer("stage", stage, minimum=0)
     if st > 3:
         raise ValueError(f"stage must be a ZeRO stage 0, 1, 2 or 3; got {stage!r}")
+    gb = _check.nonnegative("gradient_bytes_per_param", gradient_bytes_per_param)
     weights = 2.0 * psi / (n if st >= 3 else 1)
-    grads = 2.0 * psi / (n if st >= 2 else 1)
+    grads = gb * psi / (n if st >= 2 else 1)
     optim = k * psi / (n if st >= 1 else 1)
     return weights + grads + optim

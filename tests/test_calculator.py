@@ -305,3 +305,19 @@ def test_unfused_activations_add_the_fp32_norm_inputs_and_say_so():
     assert full.activation_bytes_unfused == full.activation_bytes  # only the layer inputs are kept
     with pytest.raises(ValueError, match="activations"):
         calculator.estimate(model="Llama 3 8B", activations="eager")
+
+
+def test_fp32_gradients_make_the_state_18_bytes_per_parameter_under_every_zero_stage():
+    n, g = models.get("Llama 2 7B").n_params(), 8
+    for stage, expected in ((0, 18 * n), (1, 6 * n + 12 * n / g), (2, 2 * n + 16 * n / g), (3, 18 * n / g)):
+        est = calculator.estimate("Llama 2 7B", n_gpus=g, zero_stage=stage, fp32_grads=True)
+        assert est.training_state_bytes == 18 * n == memory.training_state_bytes(n, fp32_grads=True)
+        assert est.training_state_per_gpu == pytest.approx(expected, rel=1e-12)
+        assert est["training_state_bytes"].formula == memory.FORMULAS["training_state_bytes.fp32_grads"]
+        plain = calculator.estimate("Llama 2 7B", n_gpus=g, zero_stage=stage)
+        assert est.training_state_per_gpu - plain.training_state_per_gpu == pytest.approx(
+            2 * n / (g if stage >= 2 else 1)
+        )
+    assert calculator.estimate("Llama 2 7B", fp32_grads=True)["training_state_per_gpu"].formula == "18·N"
+    with pytest.raises(ValueError, match="fp32_grads"):
+        calculator.estimate("Llama 2 7B", finetune="lora", fp32_grads=True)

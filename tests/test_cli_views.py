@@ -117,3 +117,12 @@ def test_the_command_line_and_the_calculator_share_one_number_format():
         "1",
         "4096",
     ]
+
+
+def test_memory_and_estimate_take_fp32_gradients(capsys):
+    doc = _doc(capsys, "memory", "--model", "llama-2-7b", "--fp32-grads")
+    n = models.get("Llama 2 7B").n_params()
+    rows = {q["key"]: q["value"] for q in doc["quantities"]}
+    assert rows["training_state_bytes"] == 18 * n and doc["details"]["training_state_breakdown"]["gradients"] == 4 * n
+    est = _doc(capsys, "estimate", "--model", "llama-2-7b", "--fp32-grads")
+    assert {q["key"]: q["value"] for q in est["quantities"]}["training_state_per_gpu"] == 18 * n

@@ -55,6 +55,7 @@ DRIVE_LLM = """([id, cases]) => {
     q("lora_rank").value = text(c.lora_rank === undefined ? 64 : c.lora_rank);
     for (const k of ["weights_dtype", "kv_dtype", "recompute", "zero_stage", "attention"]) q(k).value = String(c[k]);
     q("activations").value = c.activations || "fused";
+    q("fp32_grads").value = c.fp32_grads ? "true" : "false";
     fire(q("tokens"));
     const box = root.querySelector(".hwlib-error");
     return {state: root.dataset.state, result: root.dataset.result ? JSON.parse(root.dataset.result) : null,

@@ -1,7 +1,8 @@
 """Calculator commands of `hwlib`: specs, roofline, memory, train, decode; and what every calculator
 command shares: the flag vocabulary (`FLAGS`, added with `flag`) and the result view (`Report`).
 
-Each command builds `hwlib.calculator.Quantity` records through `Report.add`, whose formula text comes
+`memory`, `train` and `decode` are views over `calculator.estimate` (`Report.take` shows its quantities);
+the others build `hwlib.calculator.Quantity` records through `Report.add`, whose formula text comes
 from the FORMULAS beside the function that computed the value; it prints each as "formula = numbers
 = result", or with `--json` the one document of `hwlib.calculator.SCHEMA` (SI base units).
 Counts accept 7e9, 350M, 7B, 15.6T, 16_384 (k, M, B/G, T; "m" means million, never milli); batches,
@@ -18,6 +19,7 @@ import argparse
 import json
 
 from . import calculator, flops, memory, models, roofline, specs, units
+from .calculator import fmt
 
 GPU_HELP = (
     "accelerator from the spec sheet: "
@@ -26,22 +28,27 @@ GPU_HELP = (
 )
 
 
-def parse_count(text) -> float:
-    """'7e9', '350M', '7B', '15.6T', '4k', '16_384' -> float (hwlib.units.parse_number, without
-    percentages); else argparse.ArgumentTypeError."""
+def _number(text, kind, example, context=False, percent=True) -> float:
+    """The one flag parser: hwlib.units.parse_number (k, M, B/G, T; '40%'), else argparse's error
+    naming what is accepted (`example`)."""
     s = str(text).strip()
     try:
-        if s.endswith("%"):
+        if s.endswith("%") and not percent:
             raise ValueError(s)
-        return units.parse_number(s, "count")
+        return units.parse_number(s, kind, context=context)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number like 7e9, 350M, 7B or 15.6T; got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {example}; got {text!r}") from None
 
 
 def _whole(value: float, text) -> int:
     if value != int(value) or value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1 like 16, 1k or 16_384; got {text!r}")
     return int(value)
+
+
+def parse_count(text) -> float:
+    """'7e9', '350M', '7B', '15.6T', '4k', '16_384' -> float (no percentages)."""
+    return _number(text, "count", "a number like 7e9, 350M, 7B or 15.6T", percent=False)
 
 
 def parse_whole(text) -> int:
@@ -51,53 +58,17 @@ def parse_whole(text) -> int:
 
 def parse_context(text) -> int:
     """A context length, a whole number of tokens: like parse_count, but '4k' = 4096 and '128k' = 131072."""
-    try:
-        value = units.parse_number(str(text).strip(), "context", context=True)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a context length like 4096, 4k or 128k; got {text!r}") from None
-    return _whole(value, text)
+    return _whole(_number(text, "context", "a context length like 4096, 4k or 128k", context=True), text)
 
 
 def parse_fraction(text) -> float:
     """A fraction such as an MFU: '0.4' or '40%' (the range is checked by the library)."""
-    try:
-        return units.parse_number(str(text).strip(), "fraction")
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a fraction like 0.4 or 40%; got {text!r}") from None
-
-
-def _seq(shape, seq) -> int:
-    """--seq, or 4096 tokens capped at the model's context; one longer than the context is an error."""
-    if seq is None:
-        return 4096 if shape is None else min(4096, shape.max_context)
-    if shape is not None and seq > shape.max_context:
-        raise ValueError(f"--seq {seq} exceeds the context of {shape.name} ({shape.max_context} tokens)")
-    return seq
-
-
-def _precision(acc, precision):
-    """The precision asked for, or the part's best 16-bit format (bf16; fp16 on a T4)."""
-    return acc.default_precision() if precision is None else precision
-
-
-def fmt(x) -> str:
-    """A number for a formula line: 16384 -> '16384', 3.5e8 -> '3.5e8', 0.35 -> '0.35'."""
-    x = float(x)
-    if x == int(x) and abs(x) < 1e6:
-        return str(int(x))
-    s = f"{x:.3g}"
-    if "e" in s:
-        mantissa, exponent = s.split("e")
-        s = f"{mantissa}e{int(exponent)}"
-    return s
+    return _number(text, "fraction", "a fraction like 0.4 or 40%")
 
 
 def parse_amount(text) -> float:
     """A non-negative amount such as a price in USD per hour: '3', '2.49' (the library checks the range)."""
-    try:
-        return units.parse_number(str(text).strip(), "amount")
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number like 3 or 2.49; got {text!r}") from None
+    return _number(text, "amount", "a number like 3 or 2.49", percent=False)
 
 
 FLAGS = {
@@ -130,6 +101,15 @@ FLAGS = {
     "--kv-dtype": dict(metavar="DTYPE", help="storage format of the KV cache when it differs from --dtype"),
     "--precision": dict(
         metavar="P", help="precision of the peak FLOP/s (default: the part's best 16-bit format, bf16; fp16 on a T4)"
+    ),
+    "--activations": dict(
+        choices=calculator.ACTIVATIONS,
+        default="fused",
+        help="activation count: fused kernels as Megatron-LM keeps them (default) or an unfused "
+        "Hugging Face run (+ fp32 norm inputs)",
+    ),
+    "--fp32-grads": dict(
+        action="store_true", help="gradients accumulated in fp32: 18 B of training state per parameter, not 16"
     ),
     "--json": dict(action="store_true", help="print one JSON document (hwlib.calculator.SCHEMA, SI units)"),
 }
@@ -177,6 +157,18 @@ class Report:
             self.say(" = ".join(p for p in (q.formula, numbers, shown) if p))
         return value
 
+    def take(self, q):
+        """Show a Quantity computed elsewhere (by `calculator.estimate`) as it is; bytes also in GiB."""
+        self.result.add(q)
+        shown = q.text()
+        if q.unit == "bytes":
+            shown += f" ({units.format_bytes(q.value, binary=True)})"
+        if isinstance(q.value, (bool, str)):
+            self.say(f"{q.label}: {q.formula}" + (f", {q.inputs}" if q.inputs else "") + f" -> {shown}")
+        else:
+            self.say(" = ".join(p for p in (q.formula, q.inputs, shown) if p))
+        return q.value
+
     def given(self, key, label, value, unit, source, human=None):
         """A number read, not computed (a spec-sheet field): no formula, its source as the inputs."""
         q = self.result.add(calculator.Quantity(key, label, value, unit, "", "hwlib.specs.get", source))
@@ -195,43 +187,26 @@ class Report:
         return 0
 
 
-def _model_and_params(args):
-    """(shape or None, N) from --model, --config or --params."""
+def _model(args):
+    """The model of --model, --config or --params as `calculator.estimate` takes it: (model, n_params)."""
     if getattr(args, "config", None):
-        shape = models.from_hf_config(args.config)
-        return shape, float(shape.n_params())
+        return models.from_hf_config(args.config), None
     if getattr(args, "model", None):
-        shape = models.get(args.model)
-        return shape, float(shape.n_params())
+        return models.get(args.model), None
     return None, args.params
 
 
-def _weights_row(rep, shape, n, dtype):
-    """The weights row: N·b, or for a shape in a sub-16-bit format the checkpoint scheme it stands for
-    (group scales and zeros; embeddings, head and norms 16-bit), as `calculator.estimate` counts it."""
-    scheme = memory.quantization_scheme(dtype) if shape is not None else None
-    if scheme is None:
-        w = memory.weights_bytes(n, dtype)
-        return rep.add(
-            "weights_bytes",
-            f"weights ({dtype})",
-            w,
-            "bytes",
-            memory.weights_bytes,
-            f"{fmt(n)} × {fmt(memory.bytes_per_value(dtype))} B",
-            _bytes(w),
-        )
-    n_lin = memory.quantized_params(shape)
-    w = memory.quantized_weights_bytes(shape, scheme)
-    return rep.add(
-        "weights_bytes",
-        f"weights ({dtype} as {memory.quantization_data()['schemes'][scheme]['name']}; embeddings, head and norms 16-bit)",
-        w,
-        "bytes",
-        memory.quantized_weights_bytes,
-        f"{fmt(n_lin)} × {memory.quantized_bits_per_weight(scheme):.4g} bit / 8 + {fmt(n - n_lin)} × 2 B",
-        _bytes(w),
-    )
+def _view(command, est, keys, inputs=None) -> Report:
+    """A command's view over `est`: the quantities `keys` (those it has), each printed as "formula =
+    numbers = value" with the formula, numbers and value `calculator.estimate` computed; its missing
+    entries and warnings for those keys come along."""
+    rep = Report(command, **{**est.inputs, "n_params": est.n_params, **(inputs or {})})
+    for key in keys:
+        if key in est:
+            rep.take(est[key])
+        elif key in est.missing:
+            rep.result.missing[key] = est.missing[key]
+    return rep
 
 
 def _bytes(x) -> str:
@@ -296,7 +271,7 @@ def cmd_specs(args) -> int:
             )
         return 0
     acc = specs.get(args.name)
-    args.precision = _precision(acc, args.precision)
+    args.precision = calculator.precision_of(acc, args.precision)
     fields = [k for k in _SPEC_UNITS if getattr(acc, k) is not None]
     rep = Report("specs", gpu=acc.name, precision=args.precision)
     rep.say(f"{acc.name} ({acc.vendor}, {acc.kind})")
@@ -344,7 +319,7 @@ def cmd_specs(args) -> int:
 
 def cmd_roofline(args) -> int:
     acc = specs.get(args.gpu)
-    args.precision = _precision(acc, args.precision)
+    args.precision = calculator.precision_of(acc, args.precision)
     pi, beta = acc.peak_flops(args.precision), acc.bandwidth
     rep = Report("roofline", gpu=acc.name, precision=args.precision, peak_flops=pi, bandwidth=beta)
     ridge = rep.add(
@@ -406,253 +381,111 @@ def cmd_roofline(args) -> int:
     return rep.emit(args.json)
 
 
-def cmd_memory(args) -> int:
-    shape, n = _model_and_params(args)
-    memory.bytes_per_value(args.dtype)  # ValueError naming the accepted formats
-    kv_dtype = args.kv_dtype or args.dtype
-    memory.bytes_per_value(kv_dtype)  # ValueError naming the accepted formats
-    args.seq = _seq(shape, args.seq)
-    rep = Report(
-        "memory",
-        model=shape.name if shape else None,
+MEMORY_KEYS = ("weights_bytes", "training_state_bytes", "kv_cache_bytes", "inference_bytes", "activation_bytes")
+MEMORY_KEYS += ("activation_bytes_unfused", "logits_bytes", "training_bytes_per_gpu")
+TRAIN_KEYS = ("active_params", "peak_flops", "training_flops", "attention_flops", "model_flops", "training_time_s")
+TRAIN_KEYS += ("training_tokens_per_s", "gpu_hours", "cost_usd")
+DECODE_KEYS = ("weights_bytes", "kv_cache_bytes", "weights_read_per_step", "fits_serving", "ridge_point")
+DECODE_KEYS += ("decode_intensity", "decode_bound", "decode_step_s", "decode_tokens_per_s", "usd_per_million_tokens")
+"""The quantities of `calculator.estimate` that `hwlib memory`, `train` and `decode` show."""
+
+
+def memory_estimate(args):
+    """`calculator.estimate` as `hwlib memory` asks it: --seq and --batch for serving and training."""
+    model, n = _model(args)
+    dtype = args.dtype
+    return calculator.estimate(
+        model,
         n_params=n,
-        dtype=args.dtype,
-        kv_dtype=kv_dtype,
+        gpu=args.gpu or "H100 SXM",
+        weights_dtype=dtype,
+        kv_dtype=args.kv_dtype or dtype,
         seq_len=args.seq,
         batch=args.batch,
-        gpu=None,
+        train_seq_len=args.seq,
+        micro_batch=args.batch,
+        activations=args.activations,
+        fp32_grads=args.fp32_grads,
     )
+
+
+def cmd_memory(args) -> int:
+    est = memory_estimate(args)
+    keys = MEMORY_KEYS + (("gpus_to_serve", "fits_training") if args.gpu else ())
+    rep = _view("memory", est, keys, {"gpu": est.inputs["gpu"] if args.gpu else None})
+    shape = _model(args)[0]
     if shape:
-        rep.say(f"{shape.name}: N = {n:,.0f} parameters ({shape.source})")
-    w = _weights_row(rep, shape, n, args.dtype)
-    s = rep.add(
-        "training_state_bytes",
-        "training state (AdamW, mixed precision)",
-        memory.training_state_bytes(n),
-        "bytes",
-        memory.training_state_bytes,
-        f"16 × {fmt(n)} B",
-        _bytes(memory.training_state_bytes(n)),
-    )
-    for part, v in memory.training_state_breakdown(n).items():
-        rep.result.details.setdefault("training_state_breakdown", {})[part] = v
-        rep.say(f"  {part:<10}{v / n:g} B/param × {fmt(n)} = {_bytes(v)}")
-    need = w
-    if shape:
-        kv = shape.kv_cache_bytes(args.seq, args.batch, kv_dtype)
-        rep.add(
-            "kv_cache_bytes",
-            f"KV cache ({kv_dtype}, {args.batch} × {args.seq} tokens)",
-            kv,
-            "bytes",
-            models.ModelShape.kv_cache_bytes,
-            shape.kv_numbers(args.seq, args.batch, kv_dtype),
-            _bytes(kv),
-            formula=shape.kv_formula(),
-        )
-        need = rep.add(
-            "inference_bytes",
-            "inference memory (weights + KV)",
-            memory.serving_bytes(w, kv),
-            "bytes",
-            memory.serving_bytes,
-            f"{fmt(w)} + {fmt(kv)} B",
-            _bytes(memory.serving_bytes(w, kv)),
-        )
-    else:
-        rep.result.missing["kv_cache_bytes"] = "a model shape: use --model (see hwlib.models.names())"
-        rep.say("KV cache: needs a model shape; use --model (see hwlib.models.names())")
+        rep.lines.insert(0, f"{shape.name}: N = {est.n_params:,.0f} parameters ({shape.source})")
+    n = est.n_params
+    breakdown = memory.training_state_breakdown(n, args.fp32_grads)
+    rep.result.details["training_state_breakdown"] = breakdown
+    at = 2 if shape else 1
+    rows = [f"  {part:<10}{v / n:g} B/param × {fmt(n)} = {_bytes(v)}" for part, v in breakdown.items()]
+    rep.lines[at + 1 : at + 1] = rows
+    if not shape:
+        rep.say("KV cache and activations: need a model shape; use --model or --config (see hwlib.models.names())")
     if args.gpu:
-        acc = specs.get(args.gpu)
-        rep.inputs["gpu"] = acc.name
-        rep.say(_fit_words(acc) + ":")
-        for what, m in (("inference", need), ("training_state", s)):
-            ok = memory.fits(m, acc.visible_memory_bytes())
-            rep.add(
-                f"fits_{what}",
-                f"{what.replace('_', ' ')} fits one {acc.name}",
-                ok,
-                "",
-                memory.fits,
-                f"M = {units.format_bytes(m)}",
-                "fits" if ok else "does not fit",
-            )
-            rep.add(
-                f"gpus_needed_{what}",
-                f"{acc.name} GPUs for the {what.replace('_', ' ')}",
-                memory.devices_needed(m, acc.visible_memory_bytes()),
-                "",
-                memory.devices_needed,
-                f"M = {units.format_bytes(m)}",
-                f"{memory.devices_needed(m, acc.visible_memory_bytes())} GPU(s)",
-            )
-        rep.say("(activations not counted; `hwlib estimate` adds them)")
+        rep.say(_fit_words(specs.get(args.gpu)))
+        for w in est.warnings:
+            if "GPUs" in w or "tensor parallelism" in w:  # the serving count's caveats
+                rep.warn(w)
     return rep.emit(args.json)
+
+
+def train_estimate(args):
+    """`calculator.estimate` as `hwlib train` asks it."""
+    model, n = _model(args)
+    return calculator.estimate(
+        model,
+        n_params=n,
+        tokens=args.tokens,
+        gpu=args.gpu,
+        n_gpus=args.gpus,
+        mfu=args.mfu,
+        price_per_hour=args.price,
+        precision=args.precision,
+        scaling_efficiency=args.scaling,
+        train_seq_len=args.seq,
+    )
 
 
 def cmd_train(args) -> int:
-    shape, n = _model_and_params(args)
-    acc = specs.get(args.gpu)
-    args.precision = _precision(acc, args.precision)
-    pi = acc.peak_flops(args.precision)
-    price = args.price if args.price is not None else acc.price_per_hour_usd
-    g = args.gpus
-    rep = Report(
-        "train",
-        model=shape.name if shape else None,
-        n_params=n,
-        tokens=args.tokens,
-        gpu=acc.name,
-        precision=args.precision,
-        peak_flops=pi,
-        n_gpus=g,
-        mfu=args.mfu,
-        scaling_efficiency=args.scaling,
-        price_per_hour=price,
-    )
-    n_act = float(shape.n_active_params()) if shape is not None else n  # a mixture: FLOPs of the active experts
-    c = rep.add(
-        "training_flops",
-        "training compute" + (f" (N = {fmt(n_act)} active parameters)" if n_act != n else ""),
-        flops.training_flops(n_act, args.tokens),
-        "FLOP",
-        flops.training_flops,
-        f"6 × {fmt(n_act)} × {fmt(args.tokens)}",
-        units.format_flops(flops.training_flops(n_act, args.tokens)),
-    )
-    t = flops.training_time_s(c, pi, args.mfu, g, args.scaling)
-    rep.add(
-        "training_time_s",
-        f"training time on {g} × {acc.name}",
-        t,
-        "s",
-        flops.training_time_s,
-        f"{fmt(c)} / ({fmt(args.mfu)} × {fmt(pi)} × {fmt(g)} × {fmt(args.scaling)})",
-        f"{fmt(t)} s = {units.format_seconds(t)}",
-    )
-    h = flops.device_hours(t, g)
-    rep.add(
-        "gpu_hours",
-        "GPU-hours",
-        h,
-        "GPU-h",
-        flops.device_hours,
-        f"{fmt(g)} × {fmt(t)} / 3600",
-        f"{fmt(h)} {acc.name}-hours",
-    )
-    if price is None:
-        rep.result.missing["cost_usd"] = f"--price USD_PER_HOUR (the sheet has no price for {acc.name})"
-        rep.say(f"cost: no price for {acc.name} in the sheet; pass --price USD_PER_HOUR")
-    else:
-        cost = flops.cost_usd(t, price, g)
-        rep.add(
-            "cost_usd",
-            "training cost",
-            cost,
-            "USD",
-            flops.cost_usd,
-            f"{fmt(g)} × {fmt(t)} / 3600 × {fmt(price)}",
-            units.format_usd(cost),
-        )
+    est = train_estimate(args)
+    rep = _view("train", est, TRAIN_KEYS)
+    if "cost_usd" not in est:
+        rep.result.missing["cost_usd"] = f"--price USD_PER_HOUR (the sheet has no price for {est.inputs['gpu']})"
+        rep.say(f"cost: no price for {est.inputs['gpu']} in the sheet; pass --price USD_PER_HOUR")
+    for w in est.warnings:
+        if "attention adds" in w:
+            rep.warn(w)
     return rep.emit(args.json)
 
 
-def cmd_decode(args) -> int:
-    shape, n = _model_and_params(args)
-    acc = specs.get(args.gpu)
-    args.precision = _precision(acc, args.precision)
-    args.seq = _seq(shape, args.seq)
-    kv_dtype = args.kv_dtype or args.dtype
-    kv = shape.kv_cache_bytes(args.seq, 1, kv_dtype) if shape else 0.0
-    rep = Report(
-        "decode",
-        model=shape.name if shape else None,
+def decode_estimate(args):
+    """`calculator.estimate` as `hwlib decode` asks it: one device (serve_gpus=1)."""
+    model, n = _model(args)
+    return calculator.estimate(
+        model,
         n_params=n,
-        dtype=args.dtype,
-        kv_dtype=kv_dtype,
-        gpu=acc.name,
+        gpu=args.gpu,
         precision=args.precision,
-        bandwidth=acc.bandwidth,
+        price_per_hour=args.price,
+        weights_dtype=args.dtype,
+        kv_dtype=args.kv_dtype or args.dtype,
+        seq_len=args.seq,
         batch=args.batch,
-        seq_len=args.seq if shape else None,
+        serve_gpus=1,
     )
-    w = _weights_row(rep, shape, n, args.dtype)
-    if shape:
-        rep.add(
-            "kv_bytes_per_sequence",
-            f"KV cache of one sequence ({kv_dtype}, {args.seq} tokens)",
-            kv,
-            "bytes",
-            models.ModelShape.kv_cache_bytes,
-            shape.kv_numbers(args.seq, 1, kv_dtype),
-            _bytes(kv),
-            formula=shape.kv_formula(),
-        )
-    else:
-        rep.result.missing["kv_bytes_per_sequence"] = "a model shape: use --model"
-    w_read, n_act = w, n
-    if shape is not None:  # routed experts only (a mixture), B rows of an untied input embedding
-        n_act = shape.n_active_params()
-        w_read = memory.weights_read_bytes(shape, args.batch, args.dtype)
-        routed = f", k={shape.top_k} of E={shape.n_experts} experts, uniform routing" if shape.n_experts > 1 else ""
-        rows = "" if shape.tied_embeddings else ", B rows of the input embedding"
-        rep.add(
-            "weights_read_per_step",
-            f"weights read per step (batch {args.batch}{routed}{rows})",
-            w_read,
-            "bytes",
-            memory.weights_read_bytes,
-            (f"E={shape.n_experts}, k={shape.top_k}, N_expert={fmt(shape.expert_params())}, " if routed else "")
-            + f"W = {fmt(w)} B, V={shape.vocab_size}, d={shape.d_model}, B={args.batch}",
-            _bytes(w_read),
-        )
-    tps = flops.decode_tokens_per_s_bound(w_read, acc.bandwidth, args.batch, kv)
-    rep.add(
-        "tokens_per_s_bound",
-        f"bandwidth ceiling (batch {args.batch})",
-        tps,
-        "tokens/s",
-        flops.decode_tokens_per_s_bound,
-        f"{fmt(args.batch)} × {fmt(acc.bandwidth)} / ({fmt(w_read)} + {fmt(args.batch)} × {fmt(kv)})",
-        f"{units.format_quantity(tps, 'tokens/s')} ({units.format_quantity(tps / args.batch, 'per sequence')})",
-    )
-    need = w + args.batch * kv
-    gpus = memory.devices_needed(need, acc.visible_memory_bytes())
-    rep.add(
-        "fits_one_device",
-        f"weights + KV cache fit one {acc.name}",
-        gpus == 1,
-        "",
-        memory.fits,
-        f"M = {units.format_bytes(need)}",
-        "fits" if gpus == 1 else "does not fit",
-    )
-    if gpus > 1:
+
+
+def cmd_decode(args) -> int:
+    est = decode_estimate(args)
+    rep = _view("decode", est, DECODE_KEYS)
+    if not est.fits_serving:
         rep.warn(
-            f"weights + KV cache ({units.format_bytes(need)}) do not fit one {acc.name} "
-            f"({units.format_bytes(acc.visible_memory_bytes(), binary=True)} visible, less {memory.HEADROOM:.0%} headroom "
-            f"and the CUDA context): they need {gpus} devices; the ceilings assume one device held them"
-        )
-    if args.precision not in acc.precisions():  # e.g. a T4 has no bf16 rate: the bandwidth bound still stands
-        why = f"{acc.name} has no {args.precision} rate (it has {', '.join(acc.precisions())})"
-        rep.result.missing["tokens_per_s_compute_bound"] = why
-        rep.say(f"compute ceiling not shown: {why}")
-    else:
-        pi = acc.peak_flops(args.precision)
-        compute = flops.decode_tokens_per_s_compute_bound(n_act, pi)
-        rep.add(
-            "tokens_per_s_compute_bound",
-            f"compute ceiling ({args.precision}{', active parameters' if n_act != n else ''})",
-            compute,
-            "tokens/s",
-            flops.decode_tokens_per_s_compute_bound,
-            f"{fmt(pi)} / (2 × {fmt(n_act)})",
-            units.format_quantity(compute, "tokens/s"),
-        )
-        rep.say(
-            "memory-bound: the bandwidth ceiling is the lower one"
-            if tps < compute
-            else "compute-bound at this batch: the compute ceiling is the lower one"
+            f"weights + KV cache ({units.format_bytes(est.inference_bytes)}) do not fit one {est.inputs['gpu']} "
+            f"({_fit_words(specs.get(args.gpu))}): they need {est.gpus_to_serve} devices; the decode rows "
+            "assume one device held them"
         )
     return rep.emit(args.json)
 
@@ -686,15 +519,19 @@ def register(subparsers) -> None:
     g.add_argument("--matmul", type=parse_whole, nargs=3, metavar=("M", "N", "K"), help="an M×K by K×N matmul")
     _common(p, cmd_roofline)
 
-    p = subparsers.add_parser("memory", help="weights, training state and KV cache in bytes")
+    p = subparsers.add_parser(
+        "memory", help="weights, KV cache, training state, activations and logits in bytes (estimate's rows)"
+    )
     flag(p, "--dtype")
     flag(p, "--kv-dtype")
     flag(p, "--seq")
     flag(p, "--batch")
     flag(p, "--gpu", help="say whether it fits this accelerator; " + GPU_HELP)
+    flag(p, "--activations")
+    flag(p, "--fp32-grads")
     _common(p, cmd_memory, params_or_model=True)
 
-    p = subparsers.add_parser("train", help="training FLOPs (6ND), time and cost")
+    p = subparsers.add_parser("train", help="training FLOPs (6ND, attention), time and cost (estimate's rows)")
     flag(p, "--tokens", required=True, help="training tokens D, e.g. 15.6T")
     flag(p, "--gpu", required=True)
     flag(p, "--gpus")
@@ -708,13 +545,17 @@ def register(subparsers) -> None:
     )
     flag(p, "--price")
     flag(p, "--precision")
+    flag(p, "--seq", help="training tokens per sequence, for the attention FLOPs (4k = 4096; default 4096)")
     _common(p, cmd_train, params_or_model=True)
 
-    p = subparsers.add_parser("decode", help="bandwidth ceiling on decoding tokens/s")
+    p = subparsers.add_parser(
+        "decode", help="one decode step on one device: roofline time and tokens/s (estimate's rows)"
+    )
     flag(p, "--gpu", required=True)
     flag(p, "--dtype")
     flag(p, "--kv-dtype")
     flag(p, "--batch")
     flag(p, "--seq")
     flag(p, "--precision")
+    flag(p, "--price")
     _common(p, cmd_decode, params_or_model=True)

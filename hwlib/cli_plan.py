@@ -37,6 +37,8 @@ def cmd_estimate(args) -> int:
         train_seq_len=args.train_seq,
         micro_batch=args.micro_batch,
         attention=args.attention,
+        activations=args.activations,
+        fp32_grads=args.fp32_grads,
         zero_stage=args.zero,
         recompute=args.recompute,
         finetune=args.finetune,
@@ -51,7 +53,7 @@ def cmd_estimate(args) -> int:
 
 
 def cmd_diagnose(args) -> int:
-    precision = args.precision or specs.get(args.gpu).default_precision()
+    precision = calculator.precision_of(specs.get(args.gpu), args.precision)
     d = diagnose.kernel(
         args.flops, args.bytes, args.gpu, precision, name=args.name, kind=args.kind, measured_s=args.measured_s
     )
@@ -92,6 +94,8 @@ def register(subparsers) -> None:
         default="flash",
         help="training activations: FlashAttention (default) or scores stored",
     )
+    flag(p, "--activations")
+    flag(p, "--fp32-grads")
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3), help="ZeRO stage (default 0)")
     p.add_argument(
         "--recompute",

@@ -39,6 +39,8 @@ FORMULAS = {
     "training_bytes_per_device": "M = state per GPU + activations",
     "training_bytes_per_device.logits": "M = state per GPU + activations + logits",
     "logits_bytes": "Z = s·b·V·4 B  (fp32 logits for the loss)",
+    "unfused_activation_bytes": "A_unfused = A + 8·s·b·h·L  (fp32 norm inputs, second copy of each projection input)",
+    "unfused_activation_bytes.full": "A_unfused = A  (full recompute keeps only the layer inputs)",
 }
 """The formula each function of this module evaluates, as the calculators print it (one copy: the
 calculator, the command line and the page read it from here; `activation_formula` and
@@ -489,17 +491,41 @@ def logits_bytes(seq_len, batch, vocab_size, bytes_per_value=4.0):
     return s * b * v * _check.positive("bytes_per_value", bytes_per_value)
 
 
-def zero_formula(stage, optimizer_bytes_per_param=12) -> str:
-    """The formula `zero_bytes_per_device` evaluates for a ZeRO stage, as text with K filled in:
-    stage 0 "16·N", 1 "4·N + 12·N/G", 2 "2·N + 14·N/G", 3 "16·N/G" for K = 12 (mixed-precision Adam)."""
+def unfused_activation_bytes(fused_bytes, seq_len, batch, d_model, n_layers, recompute="none"):
+    """The activations an unfused run (eager PyTorch, as a Hugging Face model trains out of the box)
+    keeps, from the fused-kernel count A that `activation_bytes` gives as Megatron-LM keeps them
+    (Korthikanti et al. 2022): A_unfused = A + 8·s·b·h·L  [bytes].
+
+    Each of a layer's two norms (RMSNorm/LayerNorm) upcasts its 2-byte input to fp32 and autograd keeps
+    that 4-byte copy (+2 B per element over the 2 B the fused count has), and it keeps the normalised
+    tensor before the norm weight as well as the weighted output the next projection saves (+2 B):
+    4·s·b·h per norm, 8·s·b·h per layer. For Llama-style shapes with FlashAttention that is 18-21 %
+    more (Llama 3 8B: 44.0 -> 52.0 bytes per s·b·h·L); with the a·s² scores stored it is a few %.
+    With full recomputation only each layer's input is kept, so nothing is added."""
+    a = _check.nonnegative("fused_bytes", fused_bytes)
+    mode = _check.choice("recompute", recompute, RECOMPUTE)
+    if mode == "full":
+        return a
+    s = _check.positive("seq_len", seq_len)
+    b = _check.positive("batch", batch)
+    h = _check.integer("d_model", d_model)
+    n_layers = _check.integer("n_layers", n_layers)
+    return a + 8.0 * s * b * h * n_layers
+
+
+def zero_formula(stage, optimizer_bytes_per_param=12, gradient_bytes_per_param=2) -> str:
+    """The formula `zero_bytes_per_device` evaluates for a ZeRO stage, as text with K (and the gradient
+    bytes g) filled in: stage 0 "16·N", 1 "4·N + 12·N/G", 2 "2·N + 14·N/G", 3 "16·N/G" for K = 12
+    (mixed-precision Adam) and g = 2; with fp32 gradients (g = 4) "18·N", "6·N + 12·N/G", ..."""
     st = _check.integer("stage", stage, minimum=0)
     if st > 3:
         raise ValueError(f"stage must be a ZeRO stage 0, 1, 2 or 3; got {stage!r}")
     k = _check.nonnegative("optimizer_bytes_per_param", optimizer_bytes_per_param)
-    return [f"{4 + k:g}·N", f"4·N + {k:g}·N/G", f"2·N + {2 + k:g}·N/G", f"{4 + k:g}·N/G"][st]
+    g = _check.nonnegative("gradient_bytes_per_param", gradient_bytes_per_param)
+    return [f"{2 + g + k:g}·N", f"{2 + g:g}·N + {k:g}·N/G", f"2·N + {g + k:g}·N/G", f"{2 + g + k:g}·N/G"][st]
 
 
-def zero_bytes_per_device(n_params, n_devices, stage, optimizer_bytes_per_param=12):
+def zero_bytes_per_device(n_params, n_devices, stage, optimizer_bytes_per_param=12, gradient_bytes_per_param=2):
     """Model-state bytes per data-parallel device under ZeRO (Rajbhandari et al. 2020, Fig. 1):
 
       stage 0 (plain DP):        (2 + 2 + K)·Ψ
@@ -508,6 +534,7 @@ def zero_bytes_per_device(n_params, n_devices, stage, optimizer_bytes_per_param=
       stage 3 (P_os+g+p):        (2 + 2 + K)·Ψ/N
     Ψ = n_params, N = n_devices, K = optimizer_bytes_per_param (12 for mixed-precision Adam:
     fp32 master + two moments). 7.5B on 64 GPUs: 120 / 31.4 / 16.6 / 1.9 GB. Activations excluded.
+    The gradients take gradient_bytes_per_param (2 in the paper; 4 when they are accumulated in fp32).
     """
     psi = _check.positive("n_params", n_params)
     n = _check.integer("n_devices", n_devices)
@@ -515,7 +542,8 @@ def zero_bytes_per_device(n_params, n_devices, stage, optimizer_bytes_per_param=
     st = _check.integer("stage", stage, minimum=0)
     if st > 3:
         raise ValueError(f"stage must be a ZeRO stage 0, 1, 2 or 3; got {stage!r}")
+    gb = _check.nonnegative("gradient_bytes_per_param", gradient_bytes_per_param)
     weights = 2.0 * psi / (n if st >= 3 else 1)
-    grads = 2.0 * psi / (n if st >= 2 else 1)
+    grads = gb * psi / (n if st >= 2 else 1)
     optim = k * psi / (n if st >= 1 else 1)
     return weights + grads + optim

@@ -4,9 +4,11 @@ Prices (USD per device-hour, provider, date, source) live in ``hwlib/data/prices
 in ``hwlib/data/specs.yaml``. Each task states its assumptions in ``TASKS``; every number comes from
 the same functions the chapters use:
 
-* ``qlora-7b``: QLoRA fine-tune of Llama 2 7B (``finetune.model_finetune_bytes``, ``finetune_flops``)
+* ``qlora-7b``: QLoRA fine-tune of Llama 2 7B (``calculator.estimate`` with finetune="qlora": frozen
+  NF4 weights, adapters, checkpointed activations and the fp32 logits; 4ND at the MFU)
 * ``serve-8b``: serve Llama 3 8B in bf16 at 4k context, as large a batch as fits (decode bound)
-* ``train-gpt2``: pre-train GPT-2 small on 10B tokens (6ND, chapter 9 worked example 1)
+* ``train-gpt2``: pre-train GPT-2 small on 10B tokens (``calculator.estimate``: 6ND, chapter 9 worked
+  example 1; training state, activations with the scores stored, and fp32 logits)
 
 Memory must fit in ``memory.usable_bytes`` of the device, the budget every "fits" of the book uses:
 its capacity less a CUDA context, with ``memory.HEADROOM`` kept free for buffers and fragmentation.
@@ -21,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from . import _check, finetune, flops, memory, models, specs
+from . import _check, calculator, flops, memory, models, specs
 
 DATA_PATH = Path(__file__).with_name("data") / "prices.yaml"
 
@@ -52,7 +54,9 @@ TASKS = {
         "mfu": 0.4,
         "seq_len": 1024,
         "batch": 16,
-        "note": "C = 6ND on 10B tokens at MFU 0.4; micro-batch 16 x 1,024 tokens without recompute",
+        "attention": "standard",
+        "note": "C = 6ND on 10B tokens at MFU 0.4; micro-batch 16 x 1,024 tokens without recompute, "
+        "attention scores stored (no FlashAttention), fp32 logits",
     },
 }
 
@@ -129,16 +133,36 @@ def evaluate(task: str, accelerator, usd_per_hour=None) -> dict:
             )
             out.update(tokens_per_s=rate, usd_per_million_tokens=price / 3600.0 / rate * 1e6)
         return out
-    if key == "qlora-7b":
-        need = finetune.model_finetune_bytes(shape, "qlora", t["rank"], t["seq_len"], t["batch"])["total"]
-        work = finetune.finetune_flops(n, t["tokens"], "qlora", recompute=False)  # model FLOPs at the MFU
-    else:
-        act = memory.activation_bytes(t["seq_len"], t["batch"], shape.d_model, shape.n_layers, shape.n_heads)
-        need = memory.training_state_bytes(n) + act
-        work = flops.training_flops(n, t["tokens"])
-    seconds = flops.training_time_s(work, peak, t["mfu"])
-    out.update(memory_bytes=need, fits=need <= usable, flops=work, seconds=seconds, usd=flops.cost_usd(seconds, price))
+    est = training_estimate(key, acc, price)
+    out.update(
+        memory_bytes=est.training_bytes_per_gpu,
+        fits=est.fits_training,
+        flops=est.training_flops,
+        seconds=est.training_time_s,
+        usd=est.cost_usd,
+    )
     return out
+
+
+def training_estimate(task: str, accelerator, usd_per_hour=None):
+    """`calculator.estimate` for a training task of `TASKS` on one accelerator: the same training
+    memory (state, activations, fp32 logits), fit and time (model FLOPs at the MFU; recomputation
+    lowers the MFU, it adds no model FLOPs) as the calculator, the page and `hwlib estimate` give."""
+    key = _check.choice("task", task, [k for k in TASKS if k != "serve-8b"])
+    t, acc = TASKS[key], _acc(accelerator)
+    tune = {"finetune": "qlora", "lora_rank": t["rank"], "recompute": "full"} if key == "qlora-7b" else {}
+    if "attention" in t:
+        tune["attention"] = t["attention"]
+    return calculator.estimate(
+        t["model"],
+        tokens=t["tokens"],
+        gpu=acc,
+        mfu=t["mfu"],
+        price_per_hour=usd_per_hour,
+        train_seq_len=t["seq_len"],
+        micro_batch=t["batch"],
+        **tune,
+    )
 
 
 def table(task: str) -> list[dict]:

@@ -91,6 +91,7 @@ def estimate_case(rng: random.Random) -> dict:
         "zero_stage": rng.randint(0, 3),
         "recompute": rng.choice(memory.RECOMPUTE),
         "attention": rng.choice(memory.ATTENTION),
+        "activations": rng.choice(calculator.ACTIVATIONS),
         "scaling_efficiency": rng.uniform(0.05, 1.0),
     }
     model = case["model"]  # lengths within the model's context (a longer one is refused: bad cases)
@@ -115,6 +116,7 @@ def estimate_case(rng: random.Random) -> dict:
         )
         ranks = [r for r in (4, 8, 16, 64, 256) if r <= width]  # a rank above d_model is refused
         case.update(finetune=rng.choice(["lora", "qlora"]), lora_rank=rng.choice(ranks), zero_stage=0)
+    case["fp32_grads"] = "finetune" not in case and rng.random() < 0.3  # full training only
     if case["model"] is None:
         case["n_params"] = _log_uniform(rng, 1e6, 2e12)
         if rng.random() < 0.8:
@@ -142,6 +144,8 @@ def bad_estimate_cases(rng: random.Random) -> list[dict]:
         {"zero_stage": -1},
         {"weights_dtype": "bf17"},
         {"recompute": "sometimes"},
+        {"activations": "fast"},
+        {"finetune": "lora", "fp32_grads": True},
         {"precision": "fp64"},
         {"gpu": "H1000"},
         {"model": "Llama 9"},

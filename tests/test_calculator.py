@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from hwlib import calculator, flops, memory, models, roofline, specs
+from hwlib import calculator, finetune, flops, memory, models, roofline, specs
 
 HOUR, DAY = 3600.0, 86400.0
 H100 = specs.get("H100 SXM")
@@ -264,9 +264,60 @@ def test_a_formula_credited_to_the_wrong_function_is_an_error():
     assert (
         est["finetune_weights_bytes"].function == est["adapter_bytes"].function == "hwlib.finetune.model_finetune_bytes"
     )
+    assert est["finetune_weights_bytes"].formula == finetune.FORMULAS["model_finetune_bytes.weights.qlora"]
+
+
+def test_put_reads_the_formula_of_the_function_it_credits():
+    """estimate's one `put` looks the formula up by the credited function's name: a wrong credit raises."""
+    est = calculator.Estimate(inputs={})
+    assert calculator.put(est, "w", "weights", 16e9, "bytes", "hwlib.memory.weights_bytes") == 16e9
+    assert est["w"].formula == memory.FORMULAS["weights_bytes"] and est["w"].function == "hwlib.memory.weights_bytes"
+    calculator.put(est, "f", "frozen", 1.0, "bytes", "hwlib.finetune.model_finetune_bytes", variant="weights.qlora")
+    assert est["f"].formula == finetune.FORMULAS["model_finetune_bytes.weights.qlora"]
+    # the old credit of the QLoRA weights row: finetune_bytes has no such formula
+    with pytest.raises(ValueError, match="hwlib.finetune.FORMULAS has no entry 'finetune_bytes.weights.qlora'"):
+        calculator.put(est, "x", "frozen", 1.0, "bytes", "hwlib.finetune.finetune_bytes", variant="weights.qlora")
+    with pytest.raises(ValueError, match="no entry 'no_such_function'"):
+        calculator.put(est, "x", "x", 1.0, "", "hwlib.flops.no_such_function")
+    with pytest.raises(ValueError, match="not one of hwlib.flops.forward_flops's"):  # a text it does not own
+        calculator.put(est, "x", "x", 1.0, "", "hwlib.flops.forward_flops", formula=flops.FORMULAS["training_flops"])
+    assert "x" not in est
 
 
 def test_activation_count_says_it_is_the_fused_kernel_count():
     est = calculator.estimate(model="Llama 3 8B", tokens=1e9)
     assert "fused-kernel count as Megatron-LM keeps them" in est["activation_bytes"].label
     assert "unfused Hugging Face run keeps more" in est["activation_bytes"].label
+
+
+def test_unfused_activations_add_the_fp32_norm_inputs_and_say_so():
+    fused = calculator.estimate(model="Llama 3 8B", train_seq_len=4096)
+    eager = calculator.estimate(model="Llama 3 8B", train_seq_len=4096, activations="unfused")
+    m = models.get("Llama 3 8B")
+    extra = 8 * 4096 * 1 * m.d_model * m.n_layers  # two norms per layer, 4 B more per element each
+    assert eager.activation_bytes == fused.activation_bytes  # the fused row stays, the unfused one is added
+    assert eager.activation_bytes_unfused == fused.activation_bytes + extra
+    assert 1.15 < eager.activation_bytes_unfused / fused.activation_bytes < 1.2  # 52.0 / 44.0 per s·b·h·L
+    assert eager.training_bytes_per_gpu - fused.training_bytes_per_gpu == extra
+    assert "Hugging Face" in eager["activation_bytes_unfused"].label
+    assert eager["activation_bytes_unfused"].formula == memory.FORMULAS["unfused_activation_bytes"]
+    full = calculator.estimate(model="Llama 3 8B", activations="unfused", recompute="full")
+    assert full.activation_bytes_unfused == full.activation_bytes  # only the layer inputs are kept
+    with pytest.raises(ValueError, match="activations"):
+        calculator.estimate(model="Llama 3 8B", activations="eager")
+
+
+def test_fp32_gradients_make_the_state_18_bytes_per_parameter_under_every_zero_stage():
+    n, g = models.get("Llama 2 7B").n_params(), 8
+    for stage, expected in ((0, 18 * n), (1, 6 * n + 12 * n / g), (2, 2 * n + 16 * n / g), (3, 18 * n / g)):
+        est = calculator.estimate("Llama 2 7B", n_gpus=g, zero_stage=stage, fp32_grads=True)
+        assert est.training_state_bytes == 18 * n == memory.training_state_bytes(n, fp32_grads=True)
+        assert est.training_state_per_gpu == pytest.approx(expected, rel=1e-12)
+        assert est["training_state_bytes"].formula == memory.FORMULAS["training_state_bytes.fp32_grads"]
+        plain = calculator.estimate("Llama 2 7B", n_gpus=g, zero_stage=stage)
+        assert est.training_state_per_gpu - plain.training_state_per_gpu == pytest.approx(
+            2 * n / (g if stage >= 2 else 1)
+        )
+    assert calculator.estimate("Llama 2 7B", fp32_grads=True)["training_state_per_gpu"].formula == "18·N"
+    with pytest.raises(ValueError, match="fp32_grads"):
+        calculator.estimate("Llama 2 7B", finetune="lora", fp32_grads=True)

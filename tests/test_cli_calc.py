@@ -80,7 +80,7 @@ def test_train_prints_formula_and_matches_library(capsys):
     )
     assert code == 0
     assert "C = 6·N·D = 6 × 3.5e8 × 7e9 = 1.47e19 FLOP" in out
-    assert "t = C / (u·π·G·η) = 1.47e19 / (0.35 × 9.89e14 × 1 × 1) = 4.24e4 s = 11.8 h" in out
+    assert "t = C / (u·π·G·η) = 1.47e19 / (0.35 × 9.89e14 × 1 × 1) = 11.8 h" in out
     assert "$35.37" in out
     data = run_json(
         capsys,
@@ -101,7 +101,7 @@ def test_train_prints_formula_and_matches_library(capsys):
         "0.9",
     )
     assert data["command"] == "train"
-    assert data["inputs"]["n_params"] == 350e6 and data["inputs"]["peak_flops"] == H100.peak_flops("bf16")
+    assert data["inputs"]["n_params"] == 350e6 and values(data)["peak_flops"] == H100.peak_flops("bf16")
     c = flops.training_flops(350e6, 7e9)
     t = flops.training_time_s(c, H100.peak_flops("bf16"), 0.35, 8, 0.9)
     v = values(data)
@@ -143,8 +143,12 @@ def test_memory(capsys):
     assert v["training_state_bytes"] == 16 * n
     assert data["details"]["training_state_breakdown"]["adam"] == 8 * n
     assert v["kv_cache_bytes"] == memory.kv_cache_bytes(32, 8, 128, 8192, 4) == 4 * 2**30
-    assert v["fits_inference"] is True and v["fits_training_state"] is False
-    assert v["gpus_needed_training_state"] == memory.devices_needed(16 * n, H100.memory_bytes) == 2
+    # training counts the activations and fp32 logits of 4 sequences of 8k tokens, as estimate does
+    assert v["logits_bytes"] == 8192 * 4 * 128256 * 4
+    assert v["training_bytes_per_gpu"] == 16 * n + v["activation_bytes"] + v["logits_bytes"]
+    assert v["gpus_to_serve"] == 1 and v["fits_training"] is False
+    unfused = values(run_json(capsys, "memory", "--model", "llama-3-8b", "--activations", "unfused"))
+    assert unfused["activation_bytes_unfused"] > unfused["activation_bytes"]
 
 
 def test_roofline(capsys):
@@ -173,24 +177,24 @@ def test_decode(capsys):
     # a step reads every weight but only the 16 looked-up rows of the untied input embedding
     read = memory.weights_bytes(shape.n_params() - (shape.vocab_size - 16) * shape.d_model)
     expected = flops.decode_tokens_per_s_bound(read, H100.bandwidth, 16, kv)
-    assert values(data)["tokens_per_s_bound"] == pytest.approx(expected)
-    assert values(data)["kv_bytes_per_sequence"] == kv
-    # the T4 has no bf16: the compute ceiling defaults to its fp16 (the free Colab GPU works as is)
+    assert values(data)["decode_tokens_per_s"] == pytest.approx(expected)
+    assert values(data)["kv_cache_bytes"] == 16 * kv and values(data)["decode_bound"] == "memory-bound"
+    # the T4 has no bf16: the peak defaults to its fp16 (the free Colab GPU works as is)
     data = run_json(capsys, "decode", "--params", "1.3B", "--gpu", "t4")
     v = values(data)
-    assert v["tokens_per_s_bound"] == pytest.approx(specs.get("T4").bandwidth / 2.6e9)
-    assert v["tokens_per_s_compute_bound"] == pytest.approx(specs.get("T4").peak_flops("fp16") / 2.6e9)
-    assert data["inputs"]["n_params"] == 1.3e9 and v["fits_one_device"] is True
-    # a part asked for a precision it lacks still gets its bandwidth bound
-    data = run_json(capsys, "decode", "--params", "1.3B", "--gpu", "t4", "--precision", "bf16")
-    assert "tokens_per_s_compute_bound" not in values(data) and "bf16" in data["missing"]["tokens_per_s_compute_bound"]
+    assert v["decode_tokens_per_s"] == pytest.approx(specs.get("T4").bandwidth / 2.6e9)
+    assert data["inputs"]["precision"] == "fp16" and data["inputs"]["n_params"] == 1.3e9
+    assert v["fits_serving"] is True
+    # a precision the part lacks is refused by name, not replaced
+    code, _, err = run(capsys, "decode", "--params", "1.3B", "--gpu", "t4", "--precision", "bf16")
+    assert code == 2 and "bf16" in err
 
 
 def test_decode_warns_when_the_weights_do_not_fit(capsys):
     code, out, _ = run(capsys, "decode", "--model", "llama-3-70b", "--gpu", "h100")
     assert code == 0 and "warning: weights + KV cache" in out and "need 2 devices" in out
     data = run_json(capsys, "decode", "--model", "llama-3-70b", "--gpu", "h100")
-    assert values(data)["fits_one_device"] is False and "need 2 devices" in data["warnings"][0]
+    assert values(data)["fits_serving"] is False and "need 2 devices" in data["warnings"][0]
 
 
 @pytest.mark.parametrize(

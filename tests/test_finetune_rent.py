@@ -124,3 +124,50 @@ def test_one_recompute_convention_model_flops_at_the_mfu():
     )
     assert r["seconds"] == pytest.approx(est.training_time_s)
     assert est["training_flops"].formula == finetune.FORMULAS["finetune_flops.adapters"]
+
+
+def test_qlora_7b_on_a_t4_gives_the_same_hours_and_bytes_everywhere(capsys):
+    """rent, calculator.estimate, `hwlib estimate` and `hwlib rent`: one memory count (with the fp32
+    logits of the loss) and one time (4ND at the MFU) for QLoRA 7B on a T4."""
+    import json
+
+    from hwlib import calculator, cli
+
+    t = rent.TASKS["qlora-7b"]
+    r = rent.evaluate("qlora-7b", "T4")
+    est = calculator.estimate(
+        t["model"],
+        tokens=t["tokens"],
+        gpu="T4",
+        mfu=t["mfu"],
+        finetune="qlora",
+        lora_rank=t["rank"],
+        train_seq_len=t["seq_len"],
+        micro_batch=t["batch"],
+        recompute="full",
+        price_per_hour=r["usd_per_hour"],
+    )
+    shape = models.get(t["model"])
+    logits = memory.logits_bytes(t["seq_len"], t["batch"], shape.vocab_size)
+    assert logits == 2048 * 32000 * 4  # 262 MB of fp32 logits
+    parts = finetune.model_finetune_bytes(shape, "qlora", t["rank"], t["seq_len"], t["batch"])
+    assert r["memory_bytes"] == est.training_bytes_per_gpu == parts["total"] + logits
+    assert r["seconds"] == est.training_time_s and r["usd"] == est.cost_usd
+    assert r["seconds"] / 3600 == pytest.approx(4.61, abs=0.005)  # 4·6.74e9·1e7 / (0.25 · 65 TFLOP/s)
+    argv = ["estimate", "--model", "llama-2-7b", "--gpu", "t4", "--tokens", "10M", "--mfu", "0.25"]
+    argv += ["--finetune", "qlora", "--rank", "64", "--train-seq", "2048", "--recompute", "full", "--json"]
+    assert cli.main(argv) == 0
+    doc = {q["key"]: q["value"] for q in json.loads(capsys.readouterr().out)["quantities"]}
+    assert doc["training_time_s"] == r["seconds"] and doc["training_bytes_per_gpu"] == r["memory_bytes"]
+    assert cli.main(["rent", "--task", "qlora-7b", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["details"]["rows"]
+    t4 = next(row for row in rows if row["accelerator"] == "T4")
+    assert t4["seconds"] == r["seconds"] and t4["memory_bytes"] == r["memory_bytes"]
+
+
+def test_gpt2_pretraining_in_rent_is_the_calculators_training_memory():
+    est = rent.training_estimate("train-gpt2", "H100 SXM")
+    r = rent.evaluate("train-gpt2", "H100 SXM")
+    assert r["memory_bytes"] == est.training_bytes_per_gpu
+    assert est.logits_bytes == 16 * 1024 * 50257 * 4  # 3.29 GB: the vocabulary is most of it
+    assert r["memory_bytes"] == est.training_state_bytes + est.activation_bytes + est.logits_bytes

@@ -313,6 +313,13 @@ BAD = [
     (memory.training_bytes_per_device, dict(state_bytes=1, activation_bytes=1, logits_bytes=-1), "logits_bytes"),
     (memory.logits_bytes, dict(seq_len=8192, batch=1, vocab_size=0), "vocab_size"),
     (memory.logits_bytes, dict(seq_len=0, batch=1, vocab_size=128256), "seq_len"),
+    (memory.unfused_activation_bytes, dict(fused_bytes=-1, seq_len=1, batch=1, d_model=8, n_layers=1), "fused_bytes"),
+    (memory.unfused_activation_bytes, dict(fused_bytes=1, seq_len=1, batch=1, d_model=8, n_layers=0), "n_layers"),
+    (
+        memory.unfused_activation_bytes,
+        dict(fused_bytes=1, seq_len=1, batch=1, d_model=8, n_layers=1, recompute="half"),
+        "recompute",
+    ),
     (memory.training_bytes_per_device, dict(state_bytes=1e9, activation_bytes=float("nan")), "activation_bytes"),
 ]
 

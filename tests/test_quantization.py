@@ -78,3 +78,16 @@ def test_gguf_refuses_unknown_type_by_name():
 
 def test_every_checkpoint_size_says_how_sure_it_is():
     assert all(c.get("confidence") in {"high", "medium", "low"} for c in DATA["checkpoints"])
+
+
+def test_every_checkpoint_size_says_where_and_when_it_was_read():
+    for c in DATA["checkpoints"]:
+        assert str(c["verified"]).startswith("20"), c
+        src = DATA["sources"][c["source"]]
+        assert "huggingface.co/" in src or "hub-docs" in src, c  # the repository listing or the Hub's index
+
+
+def test_llama_3_8b_bf16_checkpoint_is_two_bytes_per_parameter_exactly():
+    """The index's metadata.total_size is the sum of the tensors' bytes: 2 B x N to the byte."""
+    ckpt = next(c for c in DATA["checkpoints"] if c["model"] == "Llama 3 8B" and c["scheme"] == "bf16")
+    assert ckpt["bytes"] == 16_060_522_496 == memory.weights_bytes(models.get("Llama 3 8B").n_params(), "bf16")

@@ -24,7 +24,7 @@ COMMANDS = [
     ["memory", "--model", "llama-3-8b", "--gpu", "h100"],
     ["memory", "--params", "7B"],
     ["decode", "--model", "llama-3-70b", "--gpu", "h100", "--batch", "4"],
-    ["decode", "--params", "1.3B", "--gpu", "t4", "--precision", "bf16"],
+    ["decode", "--params", "1.3B", "--gpu", "t4", "--precision", "fp16"],
     ["estimate", "--model", "llama-3-8b", "--tokens", "1T", "--gpus", "8", "--zero", "3", "--price", "2"],
     ["estimate", "--params", "350M", "--tokens", "7B"],
     ["estimate", "--model", "llama-3-70b"],
@@ -191,6 +191,12 @@ def test_no_formula_text_is_typed_in_the_calculator_or_the_command_line(name):
             "put",
             "Quantity",
         ):
+            if getattr(node.func, "id", getattr(node.func, "attr", "")) == "put":  # put reads FORMULAS itself
+                credit = node.args[5] if len(node.args) > 5 else None
+                assert isinstance(credit, ast.Constant) and credit.value.startswith(("hwlib.", "argument ")), (
+                    f"{name}:{node.lineno}: put credits a function by its name"
+                )
+                continue
             formula = node.args[4] if len(node.args) > 4 else None
             ok = (
                 formula is None

@@ -159,6 +159,10 @@ def llm_calculator(
         "precisions": list(specs.PRECISIONS),
         "recompute": list(memory.RECOMPUTE),
         "attention": list(memory.ATTENTION),
+        "activations": [
+            ["fused", "fused kernels, as Megatron-LM keeps them"],
+            ["unfused", "unfused, as a Hugging Face run keeps them (+ fp32 norm inputs)"],
+        ],
         "finetune": [
             ["none", "every weight (16 B of state per parameter)"],
             ["lora", "LoRA adapters, frozen bf16 weights"],

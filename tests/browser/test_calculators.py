@@ -54,6 +54,8 @@ DRIVE_LLM = """([id, cases]) => {
     fire(q("finetune"));
     q("lora_rank").value = text(c.lora_rank === undefined ? 64 : c.lora_rank);
     for (const k of ["weights_dtype", "kv_dtype", "recompute", "zero_stage", "attention"]) q(k).value = String(c[k]);
+    q("activations").value = c.activations || "fused";
+    q("fp32_grads").value = c.fp32_grads ? "true" : "false";
     fire(q("tokens"));
     const box = root.querySelector(".hwlib-error");
     return {state: root.dataset.state, result: root.dataset.result ? JSON.parse(root.dataset.result) : null,
@@ -148,6 +150,29 @@ def test_llm_calculator_agrees_with_hwlib_on_250_random_inputs(visit):
         worst = max(worst, parity.compare_estimate(py[1], page["result"]))
     assert worst <= 1e-12
     assert v.real_errors() == []
+
+
+PRICES = """([id, names]) => {
+  const root = document.getElementById(id);
+  const q = (name) => root.querySelector(`[name="${name}"]`);
+  return names.map((name) => {
+    q("gpu").value = name;
+    q("gpu").dispatchEvent(new Event("input", {bubbles: true}));
+    return q("price_per_hour").value;
+  });
+}"""
+
+
+def test_the_price_follows_the_accelerator_or_is_left_empty(visit):
+    """Changing the accelerator puts that part's dated price in the field, or leaves it empty: never
+    the previous part's price (a T4 at an H100's price)."""
+    path = widget_pages("llm")[0]
+    v = visit(path)
+    names = [a.name for a in specs.all()] + ["H100 SXM", "T4"]
+    shown = v.page.evaluate(PRICES, [widget_id(v, "llm"), names])
+    for name, text in zip(names, shown):
+        price = specs.get(name).price_per_hour_usd
+        assert (text == "") if price is None else (text != "" and float(text) == price), (name, text)
 
 
 def test_llm_calculator_refuses_impossible_inputs_in_the_page(visit):

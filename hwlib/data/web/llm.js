@@ -43,7 +43,9 @@ const trainSet = group("Training",
   add(field("micro_batch", "micro-batch b (sequences per GPU step)", D.micro_batch)),
   add(select("attention", "attention kernel", DATA.attention.map((a) => [a, a === "flash" ? "FlashAttention" : "standard (scores stored)"]), "flash")),
   add(select("recompute", "activation recompute", DATA.recompute.map((r) => [r, r]), "none")),
+  add(select("activations", "activation count", DATA.activations.map(([v, label]) => [v, label]), "fused")),
   add(select("zero_stage", "ZeRO stage", ["0", "1", "2", "3"].map((z) => [z, z]), "0")),
+  add(select("fp32_grads", "gradients", [["false", "bf16 (16 B of state per parameter)"], ["true", "fp32, as for gradient accumulation (18 B)"]], "false")),
   add(select("finetune", "what is trained", DATA.finetune.map(([v, label]) => [v, label]), "none")),
   add(field("lora_rank", "LoRA rank r", 64)));
 const serveSet = group("Serving",
@@ -138,8 +140,9 @@ function readKwargs() {
   kw.price_per_hour = readOptional("price_per_hour");    // empty: the spec sheet's price
   kw.precision = inputs.precision.value || null;
   kw.gpu = inputs.gpu.value;
-  for (const k of ["weights_dtype", "kv_dtype", "recompute", "attention"]) kw[k] = inputs[k].value;
+  for (const k of ["weights_dtype", "kv_dtype", "recompute", "attention", "activations"]) kw[k] = inputs[k].value;
   kw.zero_stage = Number(inputs.zero_stage.value);
+  kw.fp32_grads = inputs.fp32_grads.value === "true";
   kw.finetune = inputs.finetune.value;
   kw.lora_rank = readField("lora_rank");
   return { kw, record: { mode: m, shape, config, ...kw, model: m === "named" ? kw.model : null } };

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import EngFormatter, PercentFormatter
+from matplotlib.ticker import EngFormatter, FuncFormatter, PercentFormatter
 
 from hwlib import flops, goodput, memory, models, specs, units
 from hwlib.plot._base import LINESTYLES, MARKERS, color, source_label
@@ -143,7 +143,7 @@ def goodput_vs_interval(checkpoint_s, restart_s, mtbi_s, intervals_s=None):
     interval τ, for each checkpoint time in `checkpoint_s` (seconds), with Young's τ* = √(2δM)
     marked. `mtbi_s` is the job's mean time between interruptions. Returns (fig, ax)."""
     deltas = np.atleast_1d(checkpoint_s)
-    taus = np.geomspace(60, 4 * mtbi_s, 200) if intervals_s is None else np.asarray(intervals_s, float)
+    taus = np.geomspace(60, 2 * mtbi_s, 200) if intervals_s is None else np.asarray(intervals_s, float)
     fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
     for i, d in enumerate(deltas):
         g = [goodput.goodput(d, tau, restart_s, mtbi_s) for tau in taus]
@@ -157,7 +157,7 @@ def goodput_vs_interval(checkpoint_s, restart_s, mtbi_s, intervals_s=None):
         )
         ax.plot(best, goodput.goodput(d, best, restart_s, mtbi_s), MARKERS[i], color=color(i), mec="black")
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(EngFormatter(unit="s"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: units.format_seconds(v, digits=2)))
     ax.set_ylim(0, 1)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     finish_axes(

@@ -95,11 +95,17 @@ class Engine:
         return cls(n, w, q, acc.peak_flops(dtype), acc.bandwidth, int(kv_blocks), **scheduler)
 
     def step_time_s(self, new_tokens, context_tokens) -> float:
-        """One step's time: `serving.step_time_s` + step_overhead_s  [s]."""
-        return self.step_overhead_s + serving.step_time_s(
+        """One step's time: `serving.step_time_s` + step_overhead_s  [s] (arrays allowed). The
+        engine's fields were checked once, so the roofline is evaluated without re-checking them."""
+        return self.step_overhead_s + serving._step_time_unchecked(
             self.n_params, self.weights_bytes, new_tokens, context_tokens, self.bytes_per_token,
             self.peak_flops, self.bandwidth,
         )  # fmt: skip
+
+
+def _blocks(tokens, block_tokens):
+    """⌈L/b⌉ for whole-token counts (`serving.blocks_for` without the checks)."""
+    return -(-np.asarray(tokens) // block_tokens)
 
 
 @dataclass(frozen=True)
@@ -219,7 +225,7 @@ def simulate(engine: Engine, workload: Workload) -> Result:
         if engine.policy == "continuous" or not running:
             while waiting and len(running) < engine.max_seqs:
                 i = waiting[0]
-                if serving.blocks_for(prompt[i] + generated[i], b) > free:
+                if _blocks(prompt[i] + generated[i], b) > free:
                     break
                 waiting.popleft()
                 running.append(i)
@@ -231,7 +237,7 @@ def simulate(engine: Engine, workload: Workload) -> Result:
         blocked = (
             not waiting
             or len(running) >= engine.max_seqs
-            or (engine.policy == "static" or serving.blocks_for(prompt[waiting[0]] + generated[waiting[0]], b) > free)
+            or (engine.policy == "static" or _blocks(prompt[waiting[0]] + generated[waiting[0]], b) > free)
         )
         if blocked and not prefilling[run].any():
             k, dts = _decode_run(
@@ -240,7 +246,7 @@ def simulate(engine: Engine, workload: Workload) -> Result:
             if k:
                 cached[run] += k
                 generated[run] += k
-                grown = serving.blocks_for(cached[run], b) - held[run]
+                grown = _blocks(cached[run], b) - held[run]
                 held[run] += grown
                 free -= int(grown.sum())
                 t += float(dts.sum())
@@ -255,7 +261,7 @@ def simulate(engine: Engine, workload: Workload) -> Result:
                     running = [i for i in running if i not in gone]
                 continue
         new = _schedule(engine, run, prefilling, goal, cached)
-        extra = np.maximum(serving.blocks_for(cached[run] + new, b) - held[run], 0)
+        extra = np.maximum(_blocks(cached[run] + new, b) - held[run], 0)
         while extra.sum() > free:  # preempt the newest sequence and recompute it later
             victim = running.pop()
             free += held[victim]
@@ -264,7 +270,7 @@ def simulate(engine: Engine, workload: Workload) -> Result:
             preempt += 1
             run = np.array(running)
             new = _schedule(engine, run, prefilling, goal, cached)
-            extra = np.maximum(serving.blocks_for(cached[run] + new, b) - held[run], 0)
+            extra = np.maximum(_blocks(cached[run] + new, b) - held[run], 0)
         if not running:
             continue
         active = new > 0
@@ -299,22 +305,18 @@ def _decode_run(engine, run, cached, generated, output, held, free, t, next_arri
     be free. Returns (k steps, their times); k = 0 when not even one step's blocks are free (the
     single-step path then preempts)."""
     b = engine.block_tokens
-    k_max = int((output[run] - generated[run]).min())
-    j = np.arange(1, k_max + 1)
-    grow = serving.blocks_for(cached[run][None, :] + j[:, None], b) - held[run][None, :]
-    ok = np.maximum(grow, 0).sum(axis=1) <= free
-    k = k_max if ok.all() else int(np.argmin(ok))
-    if k == 0:
-        return 0, np.zeros(0)
-    j = j[:k]
+    k = int((output[run] - generated[run]).min())
+    j = np.arange(1, k + 1)
     context = cached[run].sum() + j * run.size  # KV read (and the new token written) in step j
-    dts = engine.step_time_s(run.size, context)
-    dts = np.broadcast_to(dts, j.shape).astype(float)
+    dts = np.broadcast_to(engine.step_time_s(run.size, context), j.shape).astype(float)
     if next_arrival is not None:
-        ends = t + np.cumsum(dts)
-        reach = np.flatnonzero(ends >= next_arrival)
+        reach = np.flatnonzero(t + np.cumsum(dts) >= next_arrival)
         if reach.size:
             k = int(reach[0]) + 1
+    grow = _blocks(cached[run][None, :] + j[:k, None], b) - held[run][None, :]
+    ok = np.maximum(grow, 0).sum(axis=1) <= free
+    if not ok.all():
+        k = int(np.argmin(ok))  # stop before the first step whose blocks are not free
     return k, dts[:k]
 
 

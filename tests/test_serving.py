@@ -128,6 +128,15 @@ def test_step_time_is_the_roofline_of_the_step():
     assert mixed < chunk * 1.05
 
 
+def test_the_simulators_fast_step_time_is_the_checked_one():
+    e = sim.Engine.for_model("Llama 3 8B", "H100 SXM", kv_blocks=1000, step_overhead_s=1e-4)
+    for new, ctx in ((1, 10), (64, 64_000), (2048, 2048), (4096, 500_000)):
+        checked = serving.step_time_s(
+            e.n_params, e.weights_bytes, new, ctx, e.bytes_per_token, e.peak_flops, e.bandwidth
+        )
+        assert e.step_time_s(new, ctx) == pytest.approx(checked + 1e-4, rel=1e-12)
+
+
 def test_kv_transfer_is_bytes_over_the_link():
     t = serving.kv_transfer_time_s(2048, Q3, 50e9, latency_s=1e-5)
     assert t == pytest.approx(2048 * 131072 / 50e9 + 1e-5)  # 5.4 ms over one NDR port

@@ -1,6 +1,6 @@
 """Serving-engine arithmetic: how an LLM server spends its memory and its steps.
 
-The formulas behind a serving engine's own reports (chapter 12, "Serving systems"), in SI units
+The formulas behind a serving engine's own reports (chapter 12, "Serving systems and long runs"), in SI units
 (bytes, seconds, FLOPs, tokens):
 
 * **KV blocks.** An engine in the style of vLLM {cite}`kwon2023pagedattention` caps its use of the

@@ -127,6 +127,51 @@ def expected_bytes_per_link(n_bytes, n_devices):
     return parallel.ring_allreduce_bytes_per_link(n_bytes, n_devices)
 
 
+# --------------------------------------------------------------------------- how nccl-tests report speed
+
+FORMULAS = {
+    "alg_bandwidth": "algbw = S / t",
+    "bus_factor": "allreduce 2(n−1)/n; allgather, reducescatter, alltoall (n−1)/n; broadcast, reduce 1",
+    "bus_bandwidth": "busbw = algbw × factor(op, n)",
+}
+"""The formula each function of this block evaluates, as the calculators print it."""
+
+BUS_FACTORS = {
+    "allreduce": lambda n: 2 * (n - 1) / n,
+    "allgather": lambda n: (n - 1) / n,
+    "reducescatter": lambda n: (n - 1) / n,
+    "alltoall": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+    "sendrecv": lambda n: 1.0,
+}
+"""nccl-tests' bus-bandwidth factor per collective {cite}`nvidia_nccl_tests`: the bytes each rank
+must put on its link per byte of the buffer S, for the best (ring-like) algorithm."""
+
+
+def alg_bandwidth(n_bytes, time_s):
+    """Algorithm bandwidth, nccl-tests' ``algbw``: algbw = S / t  [bytes/s], S the buffer size of
+    one rank (the size column of the report), t the time of one collective. It depends on n and on
+    the collective, so it cannot be held against a link's spec."""
+    return _check.positive("n_bytes", n_bytes) / _check.positive("time_s", time_s)
+
+
+def bus_factor(op: str, n_ranks) -> float:
+    """The factor nccl-tests multiply algbw by to get busbw, for collective `op` over n ranks:
+    allreduce 2(n−1)/n; allgather, reducescatter and alltoall (n−1)/n; broadcast, reduce and
+    sendrecv 1 {cite}`nvidia_nccl_tests`."""
+    name = _check.choice("collective", op, list(BUS_FACTORS), {"all_reduce": "allreduce", "all_gather": "allgather",
+                         "reduce_scatter": "reducescatter", "all_to_all": "alltoall"})  # fmt: skip
+    return BUS_FACTORS[name](_check.integer("n_ranks", n_ranks))
+
+
+def bus_bandwidth(n_bytes, time_s, op: str, n_ranks):
+    """Bus bandwidth, nccl-tests' ``busbw``: busbw = algbw × factor(op, n)  [bytes/s] — the rate
+    each rank's link actually carried, the number to hold against the link's one-direction spec
+    (450 GB/s for an H100's NVLink) {cite}`nvidia_nccl_tests`."""
+    return alg_bandwidth(n_bytes, time_s) * bus_factor(op, n_ranks)
+
+
 # --------------------------------------------------------------------------- real GPUs (NCCL)
 
 

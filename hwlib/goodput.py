@@ -25,6 +25,7 @@ FORMULAS = {
     "mtbi_s": "M = span / interruptions",
     "optimal_interval_s": "τ* = √(2 δ M)",
     "goodput": "g = 1 − δ/τ − (τ/2 + R)/M",
+    "straggler_step_factor": "E[t]/t₀ = 1 + (s − 1)(1 − (1 − p)ⁿ)",
 }
 """The formula each function of this module evaluates, as the calculators print it."""
 
@@ -60,3 +61,18 @@ def goodput(checkpoint_s, interval_s, restart_s, mtbi) -> float:
     d, t = _check.positive("checkpoint_s", checkpoint_s), _check.positive("interval_s", interval_s)
     r, m = _check.nonnegative("restart_s", restart_s), _check.positive("mtbi", mtbi)
     return max(0.0, 1 - d / t - (t / 2 + r) / m)
+
+
+def straggler_step_factor(p_slow, slowdown, n_workers) -> float:
+    """Expected step time of a synchronous job over its healthy time, when each of n workers is
+    independently slow (by the factor s ≥ 1) in a step with probability p: the step waits for the
+    slowest worker, so E[t]/t₀ = 1 + (s − 1)(1 − (1 − p)ⁿ). With 16,384 GPUs even p = 10⁻⁴ slows
+    most steps. Source: order statistics of the step's maximum; stragglers in a long run as
+    {cite}`dubey2024llama3` describes them."""
+    p = _check.nonnegative("p_slow", p_slow)
+    if p > 1:
+        raise ValueError(f"p_slow must be a probability in [0, 1]; got {p_slow!r}")
+    s = _check.positive("slowdown", slowdown)
+    if s < 1:
+        raise ValueError(f"slowdown must be >= 1 (a slow worker takes s times as long); got {slowdown!r}")
+    return 1 + (s - 1) * (1 - (1 - p) ** _check.integer("n_workers", n_workers))

@@ -402,7 +402,13 @@ from hwlib.plot.budgets import (
     training_memory,
     training_state,
 )  # noqa: E402,F401
-from hwlib.plot.serving import decode_bound, decode_ceiling_vs_peak, mfu_vs_batch  # noqa: E402,F401
+from hwlib.plot.serving import (  # noqa: E402,F401
+    decode_bound,
+    decode_ceiling_vs_peak,
+    goodput_vs_interval,
+    mfu_vs_batch,
+    serving_pareto,
+)
 from hwlib.plot.pitfalls import dp_hiding, overhead_exposure, range_loss  # noqa: E402,F401
 from hwlib.plot.ticks import finish_axes, label_decades_only  # noqa: E402,F401
 from hwlib.plot.kernels import stride_sweep, tile_sweep, wave_model  # noqa: E402,F401

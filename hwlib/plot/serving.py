@@ -1,5 +1,6 @@
-"""Throughput figures of training and serving (chapters 8 and 9): measured MFU against batch size, and
-the roofline bounds of decoding. Bounds from ``hwlib.flops`` and ``hwlib.memory`` with spec-sheet
+"""Throughput figures of training and serving (chapters 8, 9 and 12): measured MFU against batch size,
+the roofline bounds of decoding, the simulated latency–throughput curve of a serving engine and the
+goodput of a long run against its checkpoint interval. Bounds from ``hwlib.flops`` and ``hwlib.memory`` with spec-sheet
 peaks and bandwidths (not measurements); the MFU curve is a live measurement labelled with its
 device. Each function returns (fig, ax).
 """
@@ -8,10 +9,10 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import EngFormatter, PercentFormatter
+from matplotlib.ticker import EngFormatter, FuncFormatter, PercentFormatter
 
-from hwlib import flops, memory, models, specs, units
-from hwlib.plot._base import MARKERS, color, source_label
+from hwlib import flops, goodput, memory, models, specs, units
+from hwlib.plot._base import LINESTYLES, MARKERS, color, source_label
 from hwlib.plot.ticks import finish_axes
 
 
@@ -106,4 +107,63 @@ def decode_ceiling_vs_peak(model: str = "Llama 3 8B", accelerators=None):
     ax.set_ylabel("tokens/s ceiling β/W, batch 1")
     ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title(f"{m.name} decode ceiling against peak FLOP/s (spec sheet)")
+    return fig, ax
+
+
+def serving_pareto(curves: dict, ttft_slo_s=None, tpot_slo_s=None):
+    """Latency against throughput of simulated serving runs (``hwlib.serving_sim``): p99 (solid) and
+    p50 (dashed) TTFT on the left, TPOT on the right, against output tokens/s, one colour and marker
+    per scheduler in `curves` ({label: [Result.summary() dicts, one per arrival rate]}); the SLOs as
+    horizontal lines. A model of an engine on the roofline, not a measurement. Returns
+    (fig, (ax_ttft, ax_tpot))."""
+    if not curves or not all(curves.values()):
+        raise ValueError("curves must map each scheduler's label to a non-empty list of Result.summary() dicts")
+    fig, axes = plt.subplots(1, 2, figsize=(8.6, 3.6), layout="constrained")
+    for panel, (ax, key, slo) in enumerate(zip(axes, ("ttft", "tpot"), (ttft_slo_s, tpot_slo_s))):
+        for i, (label, runs) in enumerate(curves.items()):
+            x = [r["throughput_tok_s"] for r in runs]
+            ax.plot(x, [r[f"{key}_p99_s"] for r in runs], MARKERS[i] + "-", color=color(i), label=f"{label}, p99")
+            ax.plot(x, [r[f"{key}_p50_s"] for r in runs], MARKERS[i] + "--", mfc="white", color=color(i),
+                    label=f"{label}, p50")  # fmt: skip
+        if slo is not None:
+            ax.axhline(slo, color="black", ls=":", lw=1, label="SLO")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(EngFormatter(unit="s"))
+        ax.xaxis.set_major_formatter(EngFormatter(unit="tok/s"))
+        ax.set_xlabel("throughput (output tokens/s)")
+        ax.set_ylabel("time to first token" if key == "ttft" else "time per output token")
+        if panel == 1:
+            ax.legend(fontsize=7)
+    fig.suptitle("Simulated continuous batching: latency against throughput (roofline step times)", fontsize="medium")
+    return fig, axes
+
+
+def goodput_vs_interval(checkpoint_s, restart_s, mtbi_s, intervals_s=None):
+    """First-order goodput of a training run (``hwlib.goodput.goodput``) against the checkpoint
+    interval τ, for each checkpoint time in `checkpoint_s` (seconds), with Young's τ* = √(2δM)
+    marked. `mtbi_s` is the job's mean time between interruptions. Returns (fig, ax)."""
+    deltas = np.atleast_1d(checkpoint_s)
+    taus = np.geomspace(60, 2 * mtbi_s, 200) if intervals_s is None else np.asarray(intervals_s, float)
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
+    for i, d in enumerate(deltas):
+        g = [goodput.goodput(d, tau, restart_s, mtbi_s) for tau in taus]
+        best = goodput.optimal_interval_s(d, mtbi_s)
+        ax.plot(
+            taus,
+            g,
+            ls=LINESTYLES[i % len(LINESTYLES)],
+            color=color(i),
+            label=f"checkpoint takes {units.format_seconds(d)}",
+        )
+        ax.plot(best, goodput.goodput(d, best, restart_s, mtbi_s), MARKERS[i], color=color(i), mec="black")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: units.format_seconds(v, digits=2)))
+    ax.set_ylim(0, 1)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    finish_axes(
+        ax,
+        "checkpoint interval τ",
+        "goodput (useful share of time)",
+        f"Goodput against checkpoint interval, {units.format_seconds(mtbi_s)} between interruptions",
+    )
     return fig, ax

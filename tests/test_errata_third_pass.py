@@ -260,6 +260,9 @@ REJECTED_HOSTS = (
     "hpc-notes",
     "firmwaresecurity",
     "soylentnews",
+    "techbytes",
+    "wiaix",
+    "ada_l4_die",
 )
 
 
@@ -268,6 +271,37 @@ def test_no_data_file_or_bibliography_entry_cites_a_rejected_secondary_source():
     texts["references.bib"] = _text("references.bib")
     hits = [(name, host) for name, text in texts.items() for host in REJECTED_HOSTS if host in text]
     assert hits == []
+
+
+def test_prices_come_from_the_providers_own_pages_with_a_date():
+    """Every rent price is read from the provider's own page (its domain in the source), dated, and the
+    hourly figure is the page's per-second rate x 3600 where the page prices by the second."""
+    import yaml
+
+    from hwlib import rent
+
+    raw = yaml.safe_load((ROOT / "hwlib" / "data" / "prices.yaml").read_text(encoding="utf-8"))
+    own = {"Runpod serverless": "docs.runpod.io", "Google Cloud (GPU only)": "cloud.google.com"}
+    for row in raw["prices"]:
+        text = raw["sources"][row["source"]]
+        assert own[row["provider"]] in text and "read" in text.lower(), row
+        assert str(row["date"]) >= "2026-12-01"
+    per_second = {"L4": 0.00019, "A100 80GB SXM": 0.00076, "H100 SXM": 0.00116, "H200": 0.00155, "B200": 0.00240}
+    for acc, usd_s in per_second.items():
+        assert f"${usd_s:.5f}" in raw["sources"]["runpod_serverless"]
+        assert rent.cheapest(acc).usd_per_hour == pytest.approx(usd_s * 3600, rel=1e-9)
+    assert rent.cheapest("T4").confidence == "low"  # not re-read: the data says so
+    bib = _text("references.bib")
+    assert "runpod2026serverlesspricing" in bib and "techbytes" not in bib
+
+
+def test_l4_sm_count_and_l2_are_what_the_card_reports():
+    l4 = specs.get("L4")
+    assert l4.compute_units == 58 and l4.l2_bytes == 48 * 2**20
+    raw = (ROOT / "hwlib" / "data" / "specs.yaml").read_text(encoding="utf-8")
+    src = raw[raw.index("  l4_devicequery:") :].splitlines()[0]
+    assert "(58) Multiprocessors" in src and "50331648" in src
+    assert l4.ecc_memory_bytes == 23034 * 2**20 and specs.get("T4").ecc_memory_bytes == 15360 * 2**20
 
 
 def test_h200_was_announced_in_2023():

@@ -185,6 +185,18 @@ def test_megatron_table_is_marked_as_single_replica_benchmarks_and_the_530b_run_
     assert (run["mfu"], run["gpus"]) == (0.542, 2240)
 
 
+def test_the_mtnlg_production_run_is_its_own_entry_with_its_throughput():
+    """Korthikanti et al.'s 54.2 % is their measurement; Megatron-Turing NLG's run reports 113-126 TFLOP/s."""
+    run = runs.get("mtnlg_530b")
+    a100 = specs.get("A100 80GB SXM").peak_flops("bf16")
+    assert a100 == 312e12
+    assert [round(f / a100, 3) for f in run["flops_per_gpu"]] == [0.404, 0.388, 0.362]
+    assert run["gpus"] == [2240, 2800, 3360] and "mfu" not in run  # hardware throughput, not an MFU
+    assert "54.2%" in runs.get("megatron_530b_run")["source"]
+    ch8 = _text("chapters/08_training_inference.md")
+    assert "smith2022mtnlg" in ch8 and "530B model trained on" not in ch8
+
+
 def test_no_page_states_a_third_to_a_half_as_the_mfu_rule():
     hits = [rel for rel, text in _reader_pages().items() if "a third to a half" in text]
     assert hits == []

@@ -307,6 +307,44 @@ def test_prices_come_from_the_providers_own_pages_with_a_date():
     assert "runpod2026serverlesspricing" in bib and "techbytes" not in bib
 
 
+PRESS_HOSTS = (
+    "wccftech",
+    "tomshardware",
+    "spheron",
+    "verda.com",
+    "world-today-news",
+    "svethardware",
+    "pcguia",
+    "theregister",
+    "eminentnews",
+    "awesomeagents",
+    "macmegasite",
+    "hmc-tech",
+    "stencel",
+    "thefpsreview",
+    "pocketmags",
+    "vultr",
+)
+
+
+def test_a_figure_from_the_press_or_a_blog_is_never_high_confidence():
+    import yaml
+
+    raw = yaml.safe_load((ROOT / "hwlib" / "data" / "specs.yaml").read_text(encoding="utf-8"))
+    press = {k for k, v in raw["sources"].items() if any(h in v for h in PRESS_HOSTS)}
+    assert press  # the class exists: these parts have no vendor datasheet in the data yet
+
+    def walk(node, path):
+        if isinstance(node, dict) and "source" in node and "confidence" in node:
+            yield path, node
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                yield from walk(v, f"{path}.{k}")
+
+    high = [p for p, v in walk(raw["accelerators"], "") if v["source"] in press and v["confidence"] == "high"]
+    assert high == []
+
+
 def test_l4_sm_count_and_l2_are_what_the_card_reports():
     l4 = specs.get("L4")
     assert l4.compute_units == 58 and l4.l2_bytes == 48 * 2**20

@@ -354,6 +354,14 @@ def test_l4_sm_count_and_l2_are_what_the_card_reports():
     assert l4.ecc_memory_bytes == 23034 * 2**20 and specs.get("T4").ecc_memory_bytes == 15360 * 2**20
 
 
+def test_chapter_3_covers_trillium_ironwood_and_vmem():
+    ch3 = _text("chapters/03_accelerators.md")
+    assert 'specs.get("TPU7x")' in ch3 and 'specs.get("TPU v6e")' in ch3 and "VMEM" in ch3
+    v7, b200 = specs.get("TPU7x"), specs.get("B200")
+    assert v7.peak_flops("fp8") == 2 * v7.peak_flops("bf16")  # "an FP8 rate above its BF16 one"
+    assert v7.ridge_point("bf16") > b200.ridge_point("bf16")  # "above a B200's"
+
+
 def test_h200_was_announced_in_2023():
     assert specs.get("H200").release_year == 2023 and specs.get("B200").release_year == 2024
 

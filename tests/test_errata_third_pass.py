@@ -1,4 +1,4 @@
-"""Errata of the third expert pass (issue 20): published recipes as the papers state them, tiling
+"""Errata of the third expert pass: published recipes as the papers state them, tiling
 arithmetic with the right constraint, and rules that agree with the book's own tables."""
 
 from __future__ import annotations

@@ -164,7 +164,7 @@ def test_gqa_keeps_k_and_v_at_their_own_width_llama_3_8b():
 
 
 def test_activation_llama_2_7b_at_4k():
-    """Issue figures for Llama 2 7B, s = 4096, micro-batch 1: 104 GB as a GPT-3 layer, about half
+    """Korthikanti-style figures for Llama 2 7B, s = 4096, micro-batch 1: 104 GB as a GPT-3 layer, about half
     without dropout, about a sixth without dropout and with FlashAttention (GELU-width MLP)."""
     args = (4096, 1, 4096, 32, 32)
     assert memory.activation_bytes(*args) == pytest.approx(104.15e9, rel=1e-3)

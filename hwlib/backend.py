@@ -136,8 +136,12 @@ def from_xp(xp) -> Backend:
     raise ValueError(f"xp must be the numpy or cupy module (or a hwlib Backend); got {xp!r}")
 
 
-def announce(file=None) -> Backend:
-    """Print one line: which backend runs the experiments, on what, and why."""
+def announce(file=None, *, again=False) -> Backend:
+    """Print one line: which backend runs the experiments, on what, and why — once per process (a
+    notebook page runs in one kernel, so a page that calls this in several cells shows it once).
+    Later calls print nothing unless the backend was decided again or again=True; all return it."""
     b = get()
-    print(f"hwlib backend: {b.summary()} - {b.reason}", file=file or sys.stdout)
+    if again or _cache.get("announced") is not b:
+        print(f"hwlib backend: {b.summary()} - {b.reason}", file=file or sys.stdout)
+        _cache["announced"] = b
     return b

@@ -334,6 +334,7 @@ def activation_bytes(
     attention="standard",
     ffn_hidden=None,
     gated_mlp=False,
+    kv_hidden=None,
 ):
     """Activations kept for the backward pass of L transformer layers, 16-bit activations  [bytes].
 
@@ -348,7 +349,10 @@ def activation_bytes(
 
     The same paper's per-tensor count (§4.1), in bytes per s·b·h, gives the variants:
       norms' inputs 4, QKV and MLP inputs 2 + 2, dropout masks 1 + 1 (dropout=True),
-      Q, K, V and the output projection's input 8 (split by t),
+      Q, K, V and the output projection's input 8 (split by t): Q 2, K 2, V 2, projection input 2;
+        with grouped-query attention (kv_hidden = h_kv = n_kv_heads·d_head < h) the K and V
+        projections' outputs are h_kv wide, so K and V keep 2·h_kv/h each: 4 + 4·h_kv/h in all
+        (Llama 3 8B, 8 of 32 heads: 5 instead of 8),
       MLP: GELU 2·(2f/h) = 16 for f = 4h; SwiGLU (gated_mlp=True) 4·(2f/h), f = ffn_hidden,
       scores: standard with dropout 5·a·s/h (softmax 2, mask 1, dropout output 2);
               standard without dropout 2·a·s/h (the softmax output only);
@@ -357,7 +361,7 @@ def activation_bytes(
     104 GB in the GPT-3 form, 52 GB without dropout, 17 GB without dropout and with FlashAttention
     (GELU-width MLP; its SwiGLU MLP adds ≈ 5.5·s·b·h per layer). selective recompute drops the
     score term. Sources: Korthikanti et al. 2022 (Table 2, §4.1); Dao et al. 2022 (FlashAttention);
-    Touvron et al. 2023 (Llama 2, no dropout).
+    Touvron et al. 2023 (Llama 2, no dropout); Ainslie et al. 2023 (GQA).
     """
     s = _check.positive("seq_len", seq_len)
     b = _check.positive("batch", batch)
@@ -374,9 +378,10 @@ def activation_bytes(
     if not isinstance(gated_mlp, bool):
         raise ValueError(f"gated_mlp must be True or False; got {gated_mlp!r}")
     f = 4 * h if ffn_hidden is None else _check.integer("ffn_hidden", ffn_hidden)
+    kv = h if kv_hidden is None else _check.integer("kv_hidden", kv_hidden)
     replicated = 8.0 + (2.0 if dropout else 0.0)  # norms, QKV and MLP inputs, dropout masks
     mlp = (8.0 if gated_mlp else 4.0) * f / h
-    split = 8.0 + mlp  # Q, K, V, projection input, MLP
+    split = 4.0 + 4.0 * kv / h + mlp  # Q and projection input 2 + 2, K and V 2·h_kv/h each, MLP
     linear = (replicated + split) / t if sequence_parallel else replicated + split / t
     if attn == "flash":
         scores = 4.0 * a / (h * t)
@@ -392,13 +397,15 @@ def activation_formula(
     """The formula `activation_bytes` evaluates for t = 1, as text: with a 4h GELU MLP
     "s·b·h·L·(34 + 5·a·s/h)" for the GPT-3 layer, "s·b·h·L·(32 + 2·a·s/h)" without dropout,
     "s·b·h·L·(32 + 4·a/h)" with FlashAttention and no dropout; with an MLP of width f given
-    (`ffn_hidden`, `gated_mlp`) the linear term is written out, e.g. "16 + 8·f/h" for SwiGLU."""
+    (`ffn_hidden`, `gated_mlp`, the form `activation_bytes_for` uses) the linear term is written
+    out with the K/V width h_kv = n_kv_heads·d_head, e.g. "12 + 4·h_kv/h + 8·f/h" for SwiGLU
+    (h_kv = h without grouped-query attention)."""
     mode = _check.choice("recompute", recompute, RECOMPUTE)
     attn = _check.choice("attention", attention, ATTENTION)
     if mode == "full":
         return "2·s·b·h·L"
     if gated_mlp or ffn_hidden is not None:
-        linear = ("18" if dropout else "16") + (" + 8·f/h" if gated_mlp else " + 4·f/h")
+        linear = ("14" if dropout else "12") + " + 4·h_kv/h" + (" + 8·f/h" if gated_mlp else " + 4·f/h")
     else:
         linear = "34" if dropout else "32"
     if mode == "selective":
@@ -422,7 +429,9 @@ def activation_bytes_for(
     and kind. dropout=None follows the model family: GPT-style shapes (biases, LayerNorm) trained
     with dropout, Llama-style ones (no biases) without (Touvron et al. 2023). attention defaults to
     "flash", as training is done today; "standard" gives the paper's s² term. A mixture-of-experts
-    shape keeps the MLP activations of the k experts each token runs through: f = k·d_ff."""
+    shape keeps the MLP activations of the k experts each token runs through: f = k·d_ff. K and V
+    are n_kv_heads·d_head wide (grouped-query attention keeps fewer of them than Q); an MLA shape
+    is counted with K and V of width h (its per-head expansion in training is not modelled)."""
     if isinstance(model, str):
         from . import models
 
@@ -441,6 +450,7 @@ def activation_bytes_for(
         attention=attention,
         ffn_hidden=model.top_k * model.d_ff,  # a mixture of experts: the MLPs of k experts per token
         gated_mlp=bool(model.gated_mlp),
+        kv_hidden=None if model.mla else model.n_kv_heads * model.head_dim,
     )
 
 

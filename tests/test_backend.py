@@ -197,9 +197,22 @@ def test_cpu_device_info_says_cpu(monkeypatch):
 
 def test_announce_prints_one_line(monkeypatch, capsys):
     monkeypatch.setenv(backend.ENV_VAR, "numpy")
+    backend.get(refresh=True)  # a fresh decision: announced once more
     backend.announce()
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "numpy" in out and "HWLIB_BACKEND=numpy" in out and "CPU" in out
+
+
+def test_announce_prints_once_per_process(monkeypatch, capsys):
+    """A page's kernel that announces in three cells shows the banner once; a new decision shows it again."""
+    monkeypatch.setenv(backend.ENV_VAR, "numpy")
+    first = backend.announce(again=True)
+    capsys.readouterr()
+    assert backend.announce() is first and backend.announce() is first
+    assert capsys.readouterr().out == ""
+    backend.get(refresh=True)
+    backend.announce()
+    assert capsys.readouterr().out.count("hwlib backend:") == 1
 
 
 @pytest.mark.parametrize(

@@ -65,7 +65,17 @@ def test_every_value_equals_the_function_that_owns_the_formula():
     assert est.training_state_per_gpu == memory.zero_bytes_per_device(n, 64, 2)
     # training: micro-batch 3 of 4096 tokens, Llama as trained (no dropout, FlashAttention, SwiGLU)
     assert est.activation_bytes == memory.activation_bytes(
-        4096, 3, 4096, 32, 32, recompute="selective", dropout=False, attention="flash", ffn_hidden=14336, gated_mlp=True
+        4096,
+        3,
+        4096,
+        32,
+        32,
+        recompute="selective",
+        dropout=False,
+        attention="flash",
+        ffn_hidden=14336,
+        gated_mlp=True,
+        kv_hidden=8 * 128,  # grouped-query attention: K and V are 8 heads of 128 wide
     )
     assert est.kv_cache_bytes == memory.kv_cache_bytes_for(m, 8192, batch=2)
     assert est.training_time_s == flops.training_time_s(
@@ -136,7 +146,7 @@ def test_training_and_serving_shapes_are_separate():
     assert "no dropout, FlashAttention" in one["activation_bytes"].label
     gpt2 = calculator.estimate(model="gpt2", attention="standard")
     assert "dropout, scores stored" in gpt2["activation_bytes"].label
-    assert gpt2["activation_bytes"].formula == "s·b·h·L·(18 + 4·f/h + 5·a·s/h)"
+    assert gpt2["activation_bytes"].formula == "s·b·h·L·(14 + 4·h_kv/h + 4·f/h + 5·a·s/h)"  # h_kv = h for GPT-2
     assert gpt2.activation_bytes == memory.activation_bytes(1024, 1, 768, 12, 12)  # Korthikanti's GPT layer
 
 

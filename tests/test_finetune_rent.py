@@ -74,7 +74,7 @@ def test_rent_tables_follow_the_formulas():
         lambda: finetune.finetune_bytes(7e9, "prefix-tuning"),
         lambda: finetune.lora_params("llama-2-7b", 8, ("qkv",)),
         lambda: rent.evaluate("train-gpt5", "H100"),
-        lambda: rent.cheapest("B200"),
+        lambda: rent.cheapest("MI300X"),
     ],
 )
 def test_bad_input(call):

@@ -145,8 +145,26 @@ def test_activation_variants_from_the_per_tensor_count():
     assert memory.activation_bytes(s, b, h, L, a, ffn_hidden=4 * h) == memory.activation_bytes(s, b, h, L, a)
 
 
+def test_gqa_keeps_k_and_v_at_their_own_width_llama_3_8b():
+    """Llama 3 8B (h = 4096, 32 query heads, 8 KV heads of 128, SwiGLU f = 14336, no dropout,
+    FlashAttention), one 4,096-token sequence, tensor by tensor in bf16 bytes per token and layer:
+    two norm inputs 2·2h, the QKV input 2h, Q 2h, K and V 2·1024 each (8 heads × 128, not h),
+    the output projection's input 2h, the MLP input 2h, SwiGLU gate, up, SiLU and product 4·2f,
+    the fp32 log-sum-exp 4 per query head."""
+    h, h_kv, f, a, layers, s = 4096, 8 * 128, 14336, 32, 32, 4096
+    per_token_layer = 2 * 2 * h + 2 * h + 2 * h + 2 * h_kv + 2 * h_kv + 2 * h + 2 * h + 4 * 2 * f + 4 * a
+    assert per_token_layer == 168_064
+    by_hand = per_token_layer * s * layers
+    assert memory.activation_bytes_for("Llama 3 8B", s) == pytest.approx(by_hand, rel=1e-12)
+    assert by_hand == pytest.approx(22.03e9, rel=1e-3)
+    mha = memory.activation_bytes(s, 1, h, layers, a, dropout=False, attention="flash", ffn_hidden=f, gated_mlp=True)
+    assert mha - by_hand == pytest.approx(2 * 2 * (h - h_kv) * s * layers)  # what the MHA count over-counts
+    # an MHA shape is unchanged: h_kv = h
+    assert memory.activation_bytes(s, 1, h, layers, a, kv_hidden=h) == memory.activation_bytes(s, 1, h, layers, a)
+
+
 def test_activation_llama_2_7b_at_4k():
-    """Issue figures for Llama 2 7B, s = 4096, micro-batch 1: 104 GB as a GPT-3 layer, about half
+    """Korthikanti-style figures for Llama 2 7B, s = 4096, micro-batch 1: 104 GB as a GPT-3 layer, about half
     without dropout, about a sixth without dropout and with FlashAttention (GELU-width MLP)."""
     args = (4096, 1, 4096, 32, 32)
     assert memory.activation_bytes(*args) == pytest.approx(104.15e9, rel=1e-3)
@@ -190,9 +208,9 @@ def test_formula_texts_match_the_numbers():
     assert memory.zero_formula(1, optimizer_bytes_per_param=6) == "4·N + 6·N/G"
     assert (
         memory.activation_formula(dropout=False, attention="flash", gated_mlp=True, ffn_hidden=11008)
-        == "s·b·h·L·(16 + 8·f/h + 4·a/h)"
+        == "s·b·h·L·(12 + 4·h_kv/h + 8·f/h + 4·a/h)"
     )
-    assert memory.activation_formula("selective", ffn_hidden=3072) == "s·b·h·L·(18 + 4·f/h)"
+    assert memory.activation_formula("selective", ffn_hidden=3072) == "s·b·h·L·(14 + 4·h_kv/h + 4·f/h)"
 
 
 def test_usable_bytes_leaves_headroom_and_context():
@@ -293,6 +311,7 @@ BAD = [
     ),
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, ffn_hidden=0), "ffn_hidden"),
     (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, gated_mlp=1), "gated_mlp"),
+    (memory.activation_bytes, dict(seq_len=8, batch=1, hidden=64, n_layers=2, n_heads=4, kv_hidden=0), "kv_hidden"),
     (memory.activation_bytes_for, dict(model="llama-2-7b", seq_len=0), "seq_len"),
     (memory.activation_formula, dict(recompute="most"), "recompute"),
     (memory.zero_formula, dict(stage=5), "stage"),

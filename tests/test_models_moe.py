@@ -66,6 +66,7 @@ def test_moe_activations_keep_k_experts_mlps():
         attention="flash",
         ffn_hidden=2 * m.d_ff,
         gated_mlp=True,
+        kv_hidden=m.n_kv_heads * m.head_dim,  # grouped-query attention: 8 KV heads of 128
     )
     assert got == want
 

@@ -961,7 +961,8 @@ def _time(est, c):
             flops.forward_flops_shaped(n_act, lookup, 1),
             "FLOP",
             "hwlib.flops.forward_flops_shaped",
-            f"2 × ({fmt(n_act)} − {fmt(lookup)}) × 1" + (" (active parameters)" if n_act != n else ""),
+            f"2 × ({fmt(n_act)} − {fmt(lookup)})" + (" (active parameters)" if n_act != n else ""),
+            variant="per_token",
         )
     else:
         put(
@@ -971,7 +972,8 @@ def _time(est, c):
             flops.forward_flops(n_act, 1),
             "FLOP",
             "hwlib.flops.forward_flops",
-            f"2 × {fmt(n_act)} × 1" + (" (active parameters)" if n_act != n else ""),
+            f"2 × {fmt(n_act)}" + (" (active parameters)" if n_act != n else ""),
+            variant="per_token",
         )
     if tokens is None:
         for key in ("training_flops", "training_time_s", "cost_usd"):

@@ -51,7 +51,7 @@ def swa_kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, window, batch=1,
 
 
 def _model(shape):
-    """A `hwlib.models` shape from a shape, its name, or an `hwlib.moe` view of one."""
+    """A `hwlib.models` shape from a shape or its name (`hwlib.moe.get` hands out the same shapes)."""
     from . import models
 
     if isinstance(shape, models.ModelShape):
@@ -60,9 +60,8 @@ def _model(shape):
 
 
 def kv_cache_bytes_for(shape, seq_len, batch=1, dtype="bf16"):
-    """KV cache of a ``hwlib.models`` shape, its name ("DeepSeek-V3", "Mistral 7B", "Gemma 2 9B") or an
-    ``hwlib.moe`` view of one: the one count, `memory.kv_cache_bytes_for` (MLA latent,
-    sliding-window layers, GQA from its config)."""
+    """KV cache of a ``hwlib.models`` shape or its name ("DeepSeek-V3", "Mistral 7B", "Gemma 2 9B"):
+    the one count, `memory.kv_cache_bytes_for` (MLA latent, sliding-window layers, GQA from its config)."""
     return memory.kv_cache_bytes_for(_model(shape), seq_len, batch, dtype)
 
 

@@ -224,7 +224,7 @@ def formula_of(function) -> str:
 
 
 def function_name(function) -> str:
-    """'hwlib.flops.training_flops' for flops.training_flops (methods: 'hwlib.moe.MoEShape.total_params')."""
+    """'hwlib.flops.training_flops' for flops.training_flops (methods: 'hwlib.models.ModelShape.n_params')."""
     return f"{function.__module__}.{function.__qualname__}"
 
 

@@ -33,46 +33,47 @@ def cmd_moe(args) -> int:
         seq_len=args.seq,
         mfu=args.mfu,
     )
+    total, active = m.n_params(), m.n_active_params()
     rep.add(
         "total_params",
         "parameters (every expert)",
-        m.total_params(),
+        total,
         "params",
-        moe.MoEShape.total_params,
+        models.ModelShape.n_params,
         "",
-        units.format_count(m.total_params()),
+        units.format_count(total),
     )
     rep.add(
         "active_params",
         "parameters active per token",
-        m.active_params(),
+        active,
         "params",
-        moe.MoEShape.active_params,
+        models.ModelShape.n_active_params,
         f"k = {m.top_k}",
-        units.format_count(m.active_params()),
+        units.format_count(active),
     )
-    w = m.weights_bytes("bf16")
+    w = memory.weights_bytes(total, "bf16")
     rep.add(
         "weights_bytes",
         "weights (bf16)",
         w,
         "bytes",
-        moe.MoEShape.weights_bytes,
-        f"{fmt(m.total_params())} × 2 B",
+        memory.weights_bytes,
+        f"{fmt(total)} × 2 B",
         _bytes(w),
     )
-    f = m.forward_flops_per_token()
+    f = flops.forward_flops(active, 1)
     rep.add(
         "flops_per_token",
         "forward FLOPs per token",
         f,
         "FLOP",
-        moe.MoEShape.forward_flops_per_token,
-        f"2 × {fmt(m.active_params())}",
+        flops.forward_flops,
+        f"2 × {fmt(active)} × 1 token",
         units.format_flops(f),
     )
     kv = attention.kv_cache_bytes_for(m.name, args.seq)
-    kind = m.attention["kind"].upper() + (f", window {m.sliding_window}" if m.sliding_window else "")
+    kind = ("MLA" if m.mla else "GQA") + (f", window {m.sliding_window}" if m.sliding_window else "")
     rep.add(
         "kv_bytes_per_sequence",
         f"KV cache of one sequence ({kind})",
@@ -118,7 +119,7 @@ def cmd_moe(args) -> int:
         step["binding_bandwidth"],
         "bytes/s",
         moe.binding_bandwidth,
-        f"P = {args.ep}, d_ff = {m.d_ff_expert}",
+        f"P = {args.ep}, d_ff = {m.d_ff}",
         units.format_bandwidth(step["binding_bandwidth"]),
     )
     rep.result.details.update(bound=step["bound"], ratio=step["ratio"])

@@ -1,165 +1,64 @@
-"""Mixture-of-experts shapes: total vs active parameters, and the all-to-all of expert parallelism.
+"""Mixture-of-experts arithmetic beyond the shape: the all-to-all of expert parallelism.
 
 An MoE layer replaces the dense MLP with E experts and a router that sends each token to k of them
 (plus any shared experts every token uses). Memory follows the TOTAL parameter count (every expert
 must be stored); FLOPs follow the ACTIVE count (each token runs through k experts only):
-forward ≈ 2 · N_active FLOP per token, training ≈ 6 · N_active · D. Shapes (with sources) are the
-configs of ``hwlib/data/models.yaml``, read by ``hwlib.models`` (the one home of every shape); tests check the counts against Mixtral 8x7B's 46.7B / 12.9B and
-DeepSeek-V3's 671B / 37B. Chapter 7 "Expert parallelism"; Lepikhin et al. 2021 (GShard).
+forward ≈ 2 · N_active FLOP per token, training ≈ 6 · N_active · D. Both counts are methods of the one
+shape, `hwlib.models.ModelShape` (`n_params`, `n_active_params`, `expert_params`, `router_params`),
+read from the configs of ``hwlib/data/models.yaml``; `get` returns that shape. This module adds what
+spreading the experts over devices costs: the dispatch/combine all-to-all, its time against the
+expert matmuls, and the link bandwidth at which it binds. Chapter 7 "Expert parallelism";
+Lepikhin et al. 2021 (GShard).
 
 >>> m = get("Mixtral 8x7B")
->>> round(m.total_params() / 1e9, 1), round(m.active_params() / 1e9, 1)
+>>> round(m.n_params() / 1e9, 1), round(m.n_active_params() / 1e9, 1)
 (46.7, 12.9)
 """
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
-from . import _check, memory, models
+from . import _check, flops, memory, models
 
 FORMULAS = {
-    "MoEShape.total_params": "N_total = every expert + attention + embeddings",
-    "MoEShape.active_params": "N_active = k routed + shared experts + attention + embeddings",
-    "MoEShape.weights_bytes": "W = N_total·b",
-    "MoEShape.forward_flops_per_token": "F = 2·N_active",
     "all_to_all_bytes": "A = 4·T·k·d·b·(P−1)/P per MoE layer (fwd + bwd)",
     "expert_parallel_step.all_to_all_s": "t_a2a = A / β_link",
     "expert_parallel_step.compute_s": "t_c = 18·T·k·d·d_ff / (u·π)",
     "binding_bandwidth": "β* = 2/9 · b · (P−1)/P · u·π / d_ff",
 }
-"""The formula each function of this module evaluates, as the calculators print it (the one copy)."""
+"""The formula each function of this module evaluates, as the calculators print it (the one copy).
+Parameter counts, weights and forward FLOPs are `hwlib.models.FORMULAS`, `memory.FORMULAS`, `flops.FORMULAS`."""
 
 NAMES = ("Mistral 7B", "Mixtral 8x7B", "DeepSeek-V3")
 """The shapes of hwlib.models this module offers: the dense Mistral 7B the MoE grew from and two
 mixtures (GQA and MLA attention, with and without shared experts and dense first layers)."""
 
-
-@dataclass(frozen=True)
-class MoEShape:
-    """A decoder-only transformer whose MLPs (after the first n_dense_layers) are MoE layers.
-    Llama-style blocks: RMSNorm, no biases, SwiGLU experts (3 matrices), untied output head."""
-
-    name: str
-    vocab_size: int
-    d_model: int
-    n_layers: int
-    n_dense_layers: int
-    d_ff_dense: int
-    d_ff_expert: int
-    n_experts: int  # routed experts per MoE layer
-    n_shared_experts: int  # experts every token uses
-    top_k: int  # routed experts per token
-    attention: dict  # {"kind": "gqa", n_heads, n_kv_heads, head_dim} or {"kind": "mla", ...}
-    sliding_window: int | None = None
-    source: str = ""
-    published: dict | None = None
-
-    @property
-    def n_moe_layers(self) -> int:
-        return self.n_layers - self.n_dense_layers
-
-    def attention_params(self) -> int:
-        """One layer. GQA: W_q, W_o are d × h·d_h; W_k, W_v are d × h_kv·d_h. MLA (DeepSeek-V2 §2.1):
-        W_DQ d × r_q (+ norm), W_UQ r_q × h(d_nope + d_rope), W_DKV d × (r_kv + d_rope) (+ norm),
-        W_UKV r_kv × h(d_nope + d_v), W_O h·d_v × d."""
-        a, d = self.attention, self.d_model
-        if a["kind"] == "gqa":
-            return 2 * d * a["n_heads"] * a["head_dim"] + 2 * d * a["n_kv_heads"] * a["head_dim"]
-        h, rq, rkv = a["n_heads"], a["q_lora_rank"], a["kv_lora_rank"]
-        nope, rope, v = a["qk_nope_head_dim"], a["qk_rope_head_dim"], a["v_head_dim"]
-        return d * rq + rq + rq * h * (nope + rope) + d * (rkv + rope) + rkv + rkv * h * (nope + v) + h * v * d
-
-    def expert_params(self) -> int:
-        """One SwiGLU expert: 3 · d · d_ff_expert."""
-        return 3 * self.d_model * self.d_ff_expert
-
-    def moe_layer_params(self) -> int:
-        """(E + shared) experts and the router (d × E) of one MoE layer."""
-        return (self.n_experts + self.n_shared_experts) * self.expert_params() + self.d_model * self.n_experts
-
-    def _common(self) -> int:
-        """Embedding + untied head (2·V·d), attention and 2 RMSNorms per layer, a final norm, dense MLPs."""
-        return (
-            2 * self.vocab_size * self.d_model
-            + self.n_layers * (self.attention_params() + 2 * self.d_model)
-            + self.d_model
-            + self.n_dense_layers * 3 * self.d_model * self.d_ff_dense
-        )
-
-    def total_params(self) -> int:
-        """Every weight stored: what memory is sized by."""
-        return self._common() + self.n_moe_layers * self.moe_layer_params()
-
-    def active_params(self) -> int:
-        """Weights one token uses: the shared part, k routed + the shared experts, the router."""
-        per_layer = (self.top_k + self.n_shared_experts) * self.expert_params() + self.d_model * self.n_experts
-        return self._common() + self.n_moe_layers * per_layer
-
-    def forward_flops_per_token(self) -> float:
-        """2 · N_active FLOP (attention over the context excluded, as in 2ND)."""
-        return 2.0 * self.active_params()
-
-    def weights_bytes(self, dtype="bf16") -> float:
-        """N_total × bytes per value: every expert has to be in memory somewhere."""
-        return memory.weights_bytes(self.total_params(), dtype)
+MoEShape = models.ModelShape
+"""Deprecated alias: the same class as `hwlib.models.ModelShape` (`n_params`, `n_active_params`,
+`d_ff`), kept so that code naming `hwlib.moe.MoEShape` still imports."""
 
 
-def _view(m) -> MoEShape:
-    """A MoEShape of a `hwlib.models` shape: the same numbers, read from the one config."""
-    if m.mla:
-        attention = {
-            "kind": "mla",
-            "n_heads": m.n_heads,
-            "q_lora_rank": m.q_lora_rank,
-            "kv_lora_rank": m.kv_lora_rank,
-            "qk_nope_head_dim": m.head_dim,
-            "qk_rope_head_dim": m.qk_rope_head_dim,
-            "v_head_dim": m.v_head_dim,
-        }
-    else:
-        attention = {"kind": "gqa", "n_heads": m.n_heads, "n_kv_heads": m.n_kv_heads, "head_dim": m.head_dim}
-    mixture = m.n_experts > 1
-    return MoEShape(
-        m.name,
-        vocab_size=m.vocab_size,
-        d_model=m.d_model,
-        n_layers=m.n_layers,
-        n_dense_layers=m.n_dense_layers if mixture else m.n_layers,
-        d_ff_dense=(m.d_ff_dense or m.d_ff) if mixture else m.d_ff,
-        d_ff_expert=m.d_ff,
-        n_experts=m.n_experts,
-        n_shared_experts=m.n_shared_experts,
-        top_k=m.top_k,
-        attention=attention,
-        sliding_window=m.sliding_window,
-        source=m.source,
-        published=models.published(m.name),
-    )
-
-
-@functools.lru_cache(maxsize=1)
-def _load() -> tuple[dict, dict]:
-    shapes = {name: _view(models.get(name)) for name in NAMES}
-    lookup = {_check.normalize(a): t for a, t in models._ALIASES.items() if t in shapes}
-    lookup.update({_check.normalize(n): n for n in shapes})
-    return shapes, lookup
+def _lookup() -> dict:
+    """{normalized name or alias: canonical name} of the NAMES shapes."""
+    lookup = {_check.normalize(a): t for a, t in models._ALIASES.items() if t in NAMES}
+    lookup.update({_check.normalize(n): n for n in NAMES})
+    return lookup
 
 
 def names() -> list[str]:
     """Canonical names of the built-in shapes."""
-    return list(_load()[0])
+    return list(NAMES)
 
 
-def get(name) -> MoEShape:
-    """A built-in shape by name ("mixtral", "DeepSeek-V3"); unknown -> KeyError with the accepted names."""
-    if isinstance(name, MoEShape):
+def get(name) -> models.ModelShape:
+    """The `hwlib.models.ModelShape` of a built-in shape by name ("mixtral", "DeepSeek-V3"), or a shape
+    itself; unknown -> KeyError with the accepted names."""
+    if isinstance(name, models.ModelShape):
         return name
-    shapes, lookup = _load()
+    lookup = _lookup()
     key = _check.normalize(name) if isinstance(name, str) else ""
     if key in lookup:
-        return shapes[lookup[key]]
-    return shapes[_check.choice("MoE model", name, list(shapes), error=KeyError)]
+        return models.get(lookup[key])
+    return models.get(_check.choice("MoE model", name, list(NAMES), error=KeyError))
 
 
 def all_to_all_bytes(tokens_per_device, d_model, top_k, n_devices, dtype="bf16", training=True):
@@ -224,21 +123,24 @@ def binding_bandwidth(shape, gpu, n_devices, mfu=0.4, dtype="bf16", training=Tru
     p = _check.integer("n_devices", n_devices)
     b = memory.element_bytes("dtype", dtype)
     factor = 4.0 / 18.0 if training else 2.0 / 6.0
-    return factor * b * (p - 1) / p * _check.fraction("mfu", mfu) * peak / s.d_ff_expert
+    return factor * b * (p - 1) / p * _check.fraction("mfu", mfu) * peak / s.d_ff
 
 
 def table(names_: list[str] | None = None) -> list[dict]:
-    """One dict per shape: total and active parameters, their ratio, bf16 weights, FLOP per token."""
+    """One dict per shape: total (`ModelShape.n_params`) and active (`ModelShape.n_active_params`)
+    parameters, their ratio, bf16 weights N·2 B (`memory.weights_bytes`) and forward FLOP per token
+    2·N_active (`flops.forward_flops` of one token)."""
     rows = []
     for s in (get(n) for n in (names_ or names())):
+        total, active = s.n_params(), s.n_active_params()
         rows.append(
             {
                 "name": s.name,
-                "total_params": s.total_params(),
-                "active_params": s.active_params(),
-                "active_fraction": s.active_params() / s.total_params(),
-                "weights_bf16": s.weights_bytes("bf16"),
-                "flops_per_token": s.forward_flops_per_token(),
+                "total_params": total,
+                "active_params": active,
+                "active_fraction": active / total,
+                "weights_bf16": memory.weights_bytes(total, "bf16"),
+                "flops_per_token": flops.forward_flops(active, 1),
                 "n_experts": s.n_experts,
                 "top_k": s.top_k,
                 "n_shared_experts": s.n_shared_experts,

@@ -22,7 +22,13 @@ def test_moe_json_matches_library(capsys):
     rc, out, _ = run(capsys, "moe", "--model", "deepseek-v3", "--ep", "64", "--link", "50e9", "--json")
     data = values(out)
     m = moe.get("DeepSeek-V3")
-    assert rc == 0 and data["total_params"] == m.total_params() and data["active_params"] == m.active_params()
+    assert rc == 0 and data["total_params"] == m.n_params() and data["active_params"] == m.n_active_params()
+    assert data["weights_bytes"] == memory.weights_bytes(m.n_params(), "bf16")
+    assert data["flops_per_token"] == 2 * m.n_active_params()
+    doc = json.loads(out)
+    credit = {q["key"]: q["function"] for q in doc["quantities"]}
+    assert credit["total_params"] == "hwlib.models.ModelShape.n_params"
+    assert credit["active_params"] == "hwlib.models.ModelShape.n_active_params"
     step = moe.expert_parallel_step(m, 4096, 64, "H100 SXM", 50e9)
     assert data["all_to_all_s"] == pytest.approx(step["all_to_all_s"])
     assert json.loads(out)["details"]["bound"] == "all-to-all"

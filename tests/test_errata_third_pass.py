@@ -153,9 +153,9 @@ def test_no_page_teaches_that_speculation_pays_only_while_decoding_is_memory_bou
 def test_absorbed_mla_decode_attention_does_about_242_flop_per_cached_byte():
     from hwlib import moe
 
-    a = moe.get("DeepSeek-V3").attention
-    flop = a["n_heads"] * 2 * ((a["kv_lora_rank"] + a["qk_rope_head_dim"]) + a["kv_lora_rank"])
-    byte = (a["kv_lora_rank"] + a["qk_rope_head_dim"]) * 2
+    a = moe.get("DeepSeek-V3")
+    flop = a.n_heads * 2 * ((a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank)
+    byte = (a.kv_lora_rank + a.qk_rope_head_dim) * 2
     assert flop / byte == pytest.approx(241.8, abs=0.1)
     for rel in ("chapters/08_training_inference.md", "glossary.md"):
         assert "re-expand" not in _text(rel), rel

@@ -8,12 +8,42 @@ from hwlib import calculator, flops, memory, models, moe
 
 
 def test_mixtral_in_models_is_the_same_shape_as_in_moe():
-    m, ref = models.get("mixtral-8x7b"), moe.get("Mixtral 8x7B")
-    assert m is models.get("Mixtral 8x7B") and "Mixtral 8x7B" in models.names()
-    assert m.n_params() == ref.total_params() and m.n_active_params() == ref.active_params()
-    assert m.n_params() == pytest.approx(ref.published["total"], rel=0.005)
-    assert m.n_active_params() == pytest.approx(ref.published["active"], rel=0.005)
+    m = models.get("mixtral-8x7b")
+    assert moe.get("Mixtral 8x7B") is m is models.get("Mixtral 8x7B") and "Mixtral 8x7B" in models.names()
+    assert moe.get(m) is m and moe.MoEShape is models.ModelShape  # the old name is the same class
+    assert m.n_params() == pytest.approx(models.published("Mixtral 8x7B")["total"], rel=0.005)
+    assert m.n_active_params() == pytest.approx(models.published("Mixtral 8x7B")["active"], rel=0.005)
     assert (m.n_experts, m.top_k, m.max_context, m.kv_bytes_per_token("bf16")) == (8, 2, 32768, 131072.0)
+
+
+# Counts the separate hwlib.moe shape class gave before it became hwlib.models.ModelShape (its own
+# formulas: 2·V·d + L·(attention + 2d) + d + dense MLPs + L_moe·((E + shared)·3·d·d_ff + d·E)); the one
+# class must give the same numbers, and they are the papers' 7.24B, 46.7B / 12.9B (Jiang et al. 2023,
+# 2024) and 671B / 37B (DeepSeek-AI 2024, without the MTP module).
+_BEFORE = {
+    "Mistral 7B": (7_241_732_096, 7_241_732_096, 7.24e9, 7.24e9),
+    "Mixtral 8x7B": (46_702_792_704, 12_879_925_248, 46.7e9, 12.9e9),
+    "DeepSeek-V3": (671_026_404_352, 37_552_282_624, 671e9, 37e9),
+}
+
+
+@pytest.mark.parametrize("name", list(_BEFORE))
+def test_moe_counts_are_those_of_the_former_moe_shape_class(name, capsys):
+    import json
+
+    from hwlib import cli
+
+    total, active, published_total, published_active = _BEFORE[name]
+    m, row = moe.get(name), {r["name"]: r for r in moe.table()}[name]
+    assert (m.n_params(), m.n_active_params()) == (row["total_params"], row["active_params"]) == (total, active)
+    assert row["weights_bf16"] == memory.weights_bytes(total, "bf16") == 2.0 * total
+    assert row["flops_per_token"] == flops.forward_flops(active, 1) == 2.0 * active
+    assert total == pytest.approx(published_total, rel=0.005)
+    assert active == pytest.approx(published_active, rel=0.015)
+    assert cli.main(["moe", "--model", name, "--json"]) == 0
+    got = {q["key"]: q["value"] for q in json.loads(capsys.readouterr().out)["quantities"]}
+    assert (got["total_params"], got["active_params"]) == (total, active)
+    assert (got["weights_bytes"], got["flops_per_token"]) == (2.0 * total, 2.0 * active)
 
 
 @pytest.mark.parametrize("name", [n for n in models.names() if models.get(n).n_experts == 1])

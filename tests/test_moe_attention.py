@@ -16,16 +16,17 @@ from hwlib import attention, memory, models, moe, specs
 )
 def test_parameter_counts_match_papers(name, total, active):
     m = moe.get(name)
-    assert m.total_params() == pytest.approx(total, rel=0.005)
-    assert m.active_params() == pytest.approx(active, rel=0.015)
-    assert m.total_params() == models.get(name).n_params()  # one config, one count
-    assert m.published == {"total": total, **({"active": active} if active != total else {})}  # models.yaml
+    assert m is models.get(name)  # one config, one shape, one count
+    assert m.n_params() == pytest.approx(total, rel=0.005)
+    assert m.n_active_params() == pytest.approx(active, rel=0.015)
+    assert models.published(name) == {"total": total, **({"active": active} if active != total else {})}
 
 
 def test_memory_from_total_flops_from_active():
     m = moe.get("mixtral")
-    assert m.weights_bytes("bf16") == 2 * m.total_params()
-    assert m.forward_flops_per_token() == 2 * m.active_params()
+    row = {r["name"]: r for r in moe.table()}["Mixtral 8x7B"]
+    assert row["weights_bf16"] == 2 * m.n_params() and row["total_params"] == m.n_params()
+    assert row["flops_per_token"] == 2 * m.n_active_params() and row["active_params"] == m.n_active_params()
     row = {r["name"]: r for r in moe.table()}["DeepSeek-V3"]
     assert row["active_fraction"] == pytest.approx(37 / 671, rel=0.02)
 

@@ -231,14 +231,13 @@ def judge(check: Check, entry: dict | None, expected, public: bool = True, mista
     return verdict(passed, True, msg)
 
 
-def _inputs_of(c, answers: dict):
-    values = {}
+def _inputs_of(c, answers: dict) -> dict:
+    """{input name: the learner's plain value, or None when missing or unanswered}."""
+    out = {}
     for name in c.inputs:
         e = answers.get(name) or {}
-        if e.get("status") != "ok" or e.get("value") is None:
-            return None
-        values[name] = e["value"]
-    return values
+        out[name] = e["value"] if e.get("status") == "ok" else None
+    return out
 
 
 def mistakes_for(c, answers: dict, params: dict | None = None) -> list:
@@ -246,20 +245,19 @@ def mistakes_for(c, answers: dict, params: dict | None = None) -> list:
     computed from the learner's values)."""
     if not c.mistakes:
         return []
-    values = _inputs_of(c, answers) if c.inputs else {}
-    return [] if values is None else spec.mistake_values(c, values, params)
+    return spec.mistake_values(c, _inputs_of(c, answers), params)
 
 
 def recomputed(c, answers: dict, params: dict | None = None):
     """(expected, None) for a check with `inputs`, from the learner's own extracted values, or
-    (None, message) when they are missing or cannot be used."""
-    values = {}
-    for name in c.inputs:
-        e = answers.get(name) or {}
-        if e.get("status") != "ok" or e.get("value") is None:
-            return None, f"needs your recorded `{name}`, which the notebook did not provide"
-        values[name] = e["value"]
+    (None, message) when they are missing or cannot be used. A missing input is passed as None, so
+    an expr that falls back on the right value (`own(...)`) still grades a later answer when an
+    earlier one is unanswered; one that needs the value (a measurement) fails with the message."""
+    values = _inputs_of(c, answers)
+    missing = [name for name, v in values.items() if v is None]
     try:
         return spec.expected_value(c, values, params), None
     except Exception as exc:
+        if missing:
+            return None, f"needs your recorded `{missing[0]}`, which the notebook did not provide"
         return None, (f"could not be recomputed from your recorded {', '.join(c.inputs)} ({type(exc).__name__})")

@@ -82,6 +82,8 @@ class Exercise:
     checks: tuple = ()
     folder: Path | None = None
     variants: dict = field(default_factory=dict)  # parameter name -> the values a learner may get
+    difficulty: int | None = None  # 1 (one formula) .. 5 (open design); shown in the chapter boxes
+    minutes: int | None = None  # a typical learner's time
 
     @property
     def max_score(self) -> float:
@@ -292,7 +294,12 @@ def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = N
     if len(set(names)) != len(names):
         raise ValueError(f"{where}: check names must be unique; got {names}")
     variants = {k: [_yaml_number(x) for x in v] for k, v in variants.items()}
-    return Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder, variants)
+    difficulty, minutes = data.get("difficulty"), data.get("minutes")
+    if difficulty is not None and (isinstance(difficulty, bool) or difficulty not in (1, 2, 3, 4, 5)):
+        raise ValueError(f"{where}: difficulty must be a whole number from 1 to 5; got {difficulty!r}")
+    if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, int) or minutes <= 0):
+        raise ValueError(f"{where}: minutes must be a whole number of minutes > 0; got {minutes!r}")
+    return Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder, variants, difficulty, minutes)
 
 
 def _yaml_number(x):

@@ -108,7 +108,7 @@ def test_results_json_is_gradescope_shaped(batch):
         ("correct_strings", 11),
         ("no_metadata", 11),
         ("blank", 0),
-        ("partly_wrong", 5),
+        ("partly_wrong", 4),  # its kv_cache ignores batch: right at batch 1, wrong at batch 4
         ("deleted_cells", 6),
         ("reordered_cells", 5),
     ],

@@ -27,7 +27,7 @@ def answers(**over):
 def test_all_right(capsys):
     assert check("ex01_memory_budget", answers()) is None
     out = capsys.readouterr().out
-    assert out.count("✓") == 8 and "✗" not in out and "Public checks: 9/9 points" in out
+    assert out.count("✓") == 9 and "✗" not in out and "Public checks: 9/9 points" in out
 
 
 def test_specific_feedback_for_each_mistake(capsys):
@@ -42,6 +42,8 @@ def test_specific_feedback_for_each_mistake(capsys):
     assert "'≈ 12 hours' is a time; expected a size in bytes" in out
     assert "calling it raised ZeroDivisionError" in out
     assert "✗ fits_training (0/1): `fits_training`: not answered (None); expected True or False" in out
+    assert "✗ kv_cache_fn_batch (0/1)" in out
+    assert "✓ fits_inference" in out and "✓ max_sequences" in out  # graded from the learner's own 2.6 GiB
     assert "Public checks: 4/9 points" in out
 
 
@@ -54,7 +56,7 @@ def test_reads_the_callers_globals(capsys):
 def test_hidden_checks_are_not_used(capsys):
     check("ex01", answers())  # the example hidden checks add kv_cache_other_model and kv_cache_canary
     out = capsys.readouterr().out
-    assert "kv_cache_other_model" not in out and "canary" not in out and out.count("✓") == 8
+    assert "kv_cache_other_model" not in out and "canary" not in out and out.count("✓") == 9
 
 
 def test_skipped_while_grading_and_unknown_exercises_do_not_raise(capsys, monkeypatch):

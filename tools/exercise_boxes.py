@@ -40,8 +40,16 @@ def chapter_files() -> dict[str, Path]:
     return found
 
 
+def level(ex_id: str) -> str:
+    """' (difficulty 2 of 5, about 25 min)' from the exercise's checks.yaml; '' when it gives none."""
+    data = yaml.safe_load((ROOT / "exercises" / ex_id / "checks.yaml").read_text())
+    d, m = data.get("difficulty"), data.get("minutes")
+    parts = ([f"difficulty {d} of 5"] if d else []) + ([f"about {m} min"] if m else [])
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def box(ex_ids: list[str]) -> str:
-    items = "\n".join(f"* {{doc}}`{title(e)} <../exercises/{e}/{e}>`" for e in ex_ids)
+    items = "\n".join(f"* {{doc}}`{title(e)} <../exercises/{e}/{e}>`{level(e)}" for e in ex_ids)
     return (
         f"{BEGIN}\n:::{{admonition}} Exercises for this chapter\n:class: tip\n\n"
         f"Graded notebooks that practise this chapter (run them on Colab or locally; the last cell "

@@ -198,7 +198,7 @@ def _cell_note(i: int, v: dict) -> str:
     return f"cell {i + 1}: {text}"
 
 
-def _judge(c, entry, want, code=""):
+def _judge(c, entry, want, code="", mistakes=None):
     if c.kind == "receipt":
         entry = entry or {}
         if entry.get("status") != "ok":
@@ -210,7 +210,7 @@ def _judge(c, entry, want, code=""):
         if why:
             return compare.Verdict(c.name, 0.0, c.points, False, True, f"`{c.answer}`: {why}")
     try:
-        return compare.judge(c, entry, want, public=not c.hidden)
+        return compare.judge(c, entry, want, public=not c.hidden, mistakes=mistakes)
     except Exception as exc:  # one unreadable answer costs one check, never the notebook
         return compare.Verdict(
             c.name, 0.0, c.points, False, True, f"`{c.answer}`: the answer could not be read ({type(exc).__name__})"
@@ -248,6 +248,7 @@ def grade_one(
             run.answers.get(runner.answer_key(c)),
             compare.recomputed(c, run.answers, variant) if c.inputs else expected[c.name],
             code,
+            compare.mistakes_for(c, run.answers, variant),
         )
         for c in exercise.checks
     ]

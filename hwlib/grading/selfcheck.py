@@ -23,6 +23,47 @@ def variant(exercise: str, learner: str) -> dict:
     return spec.params(spec.load_checks(spec.find_exercise(exercise)), str(learner))
 
 
+def verdicts(ex, namespace: dict, params: dict | None = None) -> list:
+    """[(Verdict or None, message)] for every public check of `ex` against the variables in
+    `namespace`, judged as the grader judges them (compare.judge, known mistakes diagnosed)."""
+    params = params or {}
+    plain = extract.plain_namespace()
+
+    def entry_of(name, call=None):
+        if name not in namespace:
+            return {"status": "missing"}
+        if call is None:
+            return plain["_entry"](lambda: namespace[name])
+        f = namespace[name]
+        if not callable(f):
+            return {"status": "not_callable", "type": type(f).__name__}
+        return plain["_entry"](lambda: f(*(call.args or ()), **(call.kwargs or {})))
+
+    out = []
+    for c in ex.checks:
+        entry = entry_of(c.answer, c if c.is_call else None)
+        answers = {i: entry_of(i) for i in c.inputs}
+        try:
+            if c.inputs:
+                expected, why = compare.recomputed(c, answers, params)
+                if why:
+                    out.append((compare.Verdict(c.name, 0.0, c.points, False, True, f"`{c.answer}`: {why}"), None))
+                    continue
+            else:
+                expected = spec.expected_value(c, params=params)
+        except ValueError as exc:
+            out.append((None, f"? {c.name}: cannot compute the expected value ({exc}); please report this"))
+            continue
+        try:
+            v = compare.judge(c, entry, expected, public=True, mistakes=compare.mistakes_for(c, answers, params))
+        except Exception as exc:  # one unreadable answer costs one line, never the self-check
+            v = compare.Verdict(
+                c.name, 0.0, c.points, False, True, f"`{c.answer}`: the answer could not be read ({type(exc).__name__})"
+            )
+        out.append((v, None))
+    return out
+
+
 def check(exercise: str, namespace: dict | None = None, learner: str | None = None) -> None:
     """Print feedback on the public checks of `exercise` for the variables in `namespace`
     (default: the calling notebook's globals). For an exercise with variants, `learner` (default:
@@ -47,47 +88,16 @@ def check(exercise: str, namespace: dict | None = None, learner: str | None = No
             )
             return None
         params = spec.params(ex, learner)
-    plain = extract.plain_namespace()
     total = score = 0.0
     lines = []
-    for c in ex.checks:
-        if c.answer not in namespace:
-            entry = {"status": "missing"}
-        elif c.is_call:
-            f = namespace[c.answer]
-            entry = (
-                plain["_entry"](lambda: f(*(c.args or ()), **(c.kwargs or {})))
-                if callable(f)
-                else {"status": "not_callable", "type": type(f).__name__}
-            )
-        else:
-            entry = plain["_entry"](lambda: namespace[c.answer])
-        try:
-            if c.inputs:
-                values = {
-                    i: plain["_entry"](lambda i=i: namespace[i]) if i in namespace else {"status": "missing"}
-                    for i in c.inputs
-                }
-                expected, why = compare.recomputed(c, values, params)
-                if why:
-                    lines.append(f"✗ {c.name} (0/{_format_points(c.points)}): `{c.answer}`: {why}")
-                    total += c.points
-                    continue
-            else:
-                expected = spec.expected_value(c, params=params)
-        except ValueError as exc:
-            lines.append(f"? {c.name}: cannot compute the expected value ({exc}); please report this")
+    for v, problem in verdicts(ex, namespace, params):
+        if v is None:
+            lines.append(problem)
             continue
-        try:
-            v = compare.judge(c, entry, expected, public=True)
-        except Exception as exc:  # one unreadable answer costs one line, never the self-check
-            v = compare.Verdict(
-                c.name, 0.0, c.points, False, True, f"`{c.answer}`: the answer could not be read ({type(exc).__name__})"
-            )
         total += v.max_score
         score += v.score
         mark = "✓" if v.passed else "✗"
-        lines.append(f"{mark} {c.name} ({_format_points(v.score)}/{_format_points(v.max_score)}): {v.message}")
+        lines.append(f"{mark} {v.name} ({_format_points(v.score)}/{_format_points(v.max_score)}): {v.message}")
     title = f" — {ex.title}" if ex.title else ""
     print(f"Self-check of {ex.id}{title}")
     print("\n".join(lines))

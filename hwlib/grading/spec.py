@@ -41,6 +41,7 @@ _KEYS = {
     "visibility",
     "inputs",
     "receipt",
+    "mistakes",
 }
 _HWLIB_MODULES = ("specs", "memory", "flops", "roofline", "formats", "parallel", "units", "models")
 
@@ -66,6 +67,7 @@ class Check:
     hidden: bool = False
     inputs: tuple = ()  # learner variables the expr reads as inputs[...] (their own measurements)
     receipt: dict | None = None  # kind receipt: functions, batches, layers, min_samples, max_spread, code_sha256
+    mistakes: tuple = ()  # ({"expr" or "expected": ..., "says": ...}, ...): known wrong answers, diagnosed
 
     @property
     def is_call(self) -> bool:
@@ -80,6 +82,8 @@ class Exercise:
     checks: tuple = ()
     folder: Path | None = None
     variants: dict = field(default_factory=dict)  # parameter name -> the values a learner may get
+    difficulty: int | None = None  # 1 (one formula) .. 5 (open design); shown in the chapter boxes
+    minutes: int | None = None  # a typical learner's time
 
     @property
     def max_score(self) -> float:
@@ -171,10 +175,56 @@ def _check_from_dict(d: dict, where: str, hidden: bool) -> Check:
         hidden=hidden,
         inputs=_inputs(d, where),
         receipt=dict(d["receipt"]) if isinstance(d.get("receipt"), dict) else None,
+        mistakes=_mistakes(d, where, kind),
     )
     if "expected" in d:
         expected_value(check)  # a literal that cannot be read is an authoring error: fail at load
     return check
+
+
+def _mistakes(d: dict, where: str, kind: str) -> tuple:
+    """`mistakes`: a list of known wrong answers, each {expr: ... | expected: ..., says: ...}; an
+    answer that fails the check but equals one (within the check's tolerance) gets `says` as the
+    diagnosis. `expr` is evaluated like the check's (args, kwargs, params and the listed inputs)."""
+    items = d.get("mistakes", [])
+    if not isinstance(items, list):
+        raise ValueError(f"{where}: mistakes must be a list of {{expr or expected, says}}")
+    if items and kind in ("manual", "receipt"):
+        raise ValueError(f"{where}: a {kind} check takes no mistakes")
+    out = []
+    for i, m in enumerate(items, 1):
+        w = f"{where}: mistake {i}"
+        if not isinstance(m, dict) or set(m) - {"expr", "expected", "says"} or ("expr" in m) == ("expected" in m):
+            raise ValueError(f"{w}: give exactly one of 'expr' and 'expected', and 'says'")
+        if not isinstance(m.get("says"), str) or not m["says"].strip():
+            raise ValueError(f"{w}: 'says' must say what is wrong (a non-empty string)")
+        if "expr" in m:
+            if not isinstance(m["expr"], str):
+                raise ValueError(f"{w}: expr must be a string (a Python expression)")
+            try:
+                tree = ast.parse(m["expr"], "<mistake>", "eval")
+            except SyntaxError as exc:
+                raise ValueError(f"{w}: expr is not a Python expression: {exc.msg}") from None
+            unlisted = sorted(_inputs_read(tree, w) - set(d.get("inputs", [])))
+            if unlisted:
+                raise ValueError(f"{w}: expr reads inputs {unlisted} that the check does not list")
+        out.append(dict(m))
+    return tuple(out)
+
+
+def mistake_values(check: Check, inputs: dict | None = None, params: dict | None = None) -> list:
+    """[(value in the check's terms, what it says), ...] for the check's known mistakes; a mistake
+    whose value cannot be computed (e.g. inputs missing) is left out."""
+    out = []
+    for i, m in enumerate(check.mistakes):
+        probe = replace(
+            check, name=f"{check.name}.mistake{i + 1}", expr=m.get("expr"), expected=m.get("expected"), mistakes=()
+        )
+        try:
+            out.append((expected_value(probe, inputs if inputs is not None else {}, params), m["says"]))
+        except ValueError:
+            continue
+    return out
 
 
 def _inputs(d: dict, where: str) -> tuple:
@@ -244,7 +294,12 @@ def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = N
     if len(set(names)) != len(names):
         raise ValueError(f"{where}: check names must be unique; got {names}")
     variants = {k: [_yaml_number(x) for x in v] for k, v in variants.items()}
-    return Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder, variants)
+    difficulty, minutes = data.get("difficulty"), data.get("minutes")
+    if difficulty is not None and (isinstance(difficulty, bool) or difficulty not in (1, 2, 3, 4, 5)):
+        raise ValueError(f"{where}: difficulty must be a whole number from 1 to 5; got {difficulty!r}")
+    if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, int) or minutes <= 0):
+        raise ValueError(f"{where}: minutes must be a whole number of minutes > 0; got {minutes!r}")
+    return Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder, variants, difficulty, minutes)
 
 
 def _yaml_number(x):
@@ -374,6 +429,17 @@ def default_params(exercise: Exercise) -> dict:
     return {k: v[0] for k, v in exercise.variants.items()}
 
 
+def _own(value, kind: str, reference: float, factor: float = 2.0) -> float:
+    """A learner's earlier answer `value` (number or quantity string) in SI units when it lies within
+    `factor` of `reference`, else `reference`: a later answer is graded from the learner's own
+    earlier value (no cascade), but never from one so wrong (or unreadable) it makes no sense."""
+    try:
+        v = quantity.to_si(value, kind)
+    except (ValueError, TypeError):
+        return float(reference)
+    return v if math.isfinite(v) and reference / factor <= v <= reference * factor else float(reference)
+
+
 _BUILTINS = {
     "abs": abs,
     "min": min,
@@ -386,6 +452,8 @@ _BUILTINS = {
     "range": range,
     "bool": bool,
     "list": list,
+    "si": lambda value, kind: quantity.to_si(value, kind),  # a learner's "2.6 GB" as 2.6e9 (inputs)
+    "own": _own,
 }
 
 

@@ -1,0 +1,105 @@
+"""Wrong methods must lose their points, through the real grader, and the feedback must say what is
+wrong: each case edits one line of an exercise's solution into a method a learner really writes
+(a formula that ignores an argument, a function that always says yes, a roofline without its min,
+forward-only FLOPs) and grades the result like a submission."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from hwlib.grading import grader, spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# (exercise, line of the solution, the wrong line, {check: words of its diagnosis}, checks that must still pass)
+CASES = [
+    (
+        "ex01_memory_budget",
+        "return 2 * n_layers * n_heads * head_dim * seq_len * batch * bytes_per_value",
+        "return 2 * n_layers * n_heads * head_dim * seq_len * 2",
+        {"kv_cache_fn_batch": "ignores both `batch` and `bytes_per_value`"},
+        ["kv_cache_fn", "kv_4k", "max_sequences"],
+    ),
+    (
+        "ex04_decode_bound",
+        "return batch / step_time",
+        "return 1 / step_time",
+        {"decode_fn_batch": "your function ignores `batch`"},
+        ["decode_fn", "tps_b1"],
+    ),
+    (
+        "ex08_intensity",
+        "moved = 3 * n**2 * bytes_per_element",
+        "moved = 3 * n**2 * 2",
+        {"square_intensity_fn_fp32": "ignores `bytes_per_element`"},
+        ["square_intensity_fn", "i_1024_bf16"],
+    ),
+    (
+        "ex09_number_formats",
+        "return bool(np.isinf(np.float16(x)))",
+        "return True",
+        {
+            "overflows_fp16_fn_fits": "says every value overflows",
+            "overflows_fp16_fn_rounds_down": "rounds DOWN to 65504",
+        },
+        ["overflows_fp16_fn", "overflows_fp16_fn_rounds_up"],
+    ),
+    (
+        "ex09_number_formats",
+        "return bool(np.isinf(np.float16(x)))",
+        "return bool(x > 65504)",
+        {"overflows_fp16_fn_rounds_down": "comparing with 65504 is not the same as casting"},
+        ["overflows_fp16_fn", "overflows_fp16_fn_fits", "overflows_fp16_fn_rounds_up"],
+    ),
+    (
+        "ex10_reading_a_roofline",
+        "return min(peak_flops, bandwidth * intensity)",
+        "return bandwidth * intensity",
+        {"attainable_fn_compute_bound": "capped by the flat one (the peak)"},
+        ["attainable_fn", "attainable_fn_at_ridge"],
+    ),
+    (
+        "ex03_measure_mfu",
+        "return 6 * p * batch",
+        "return 2 * p * batch",
+        {
+            "step_flops_fn": "forward pass only",
+            "mfu_8": "forward pass only",
+            "mfu_64": "forward pass only",
+            "mfu_512": "forward pass only",
+        },
+        ["n_params", "mfu_gain", "receipt"],
+    ),
+]
+
+
+def _wrong_submission(ex_id: str, line: str, wrong: str, path: Path) -> Path:
+    nb = nbformat.read(ROOT / "exercises" / ex_id / "solution.ipynb", as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code" and line in c.source]
+    assert len(cells) == 1, f"{ex_id}: the solution line {line!r} moved; update this test"
+    cells[0].source = cells[0].source.replace(line, wrong)
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "ex_id, line, wrong, diagnosed, still_right", CASES, ids=[f"{c[0][:4]}-{c[2][:28]}" for c in CASES]
+)
+def test_wrong_method_loses_the_points_and_is_diagnosed(ex_id, line, wrong, diagnosed, still_right, tmp_path):
+    ex = spec.load_exercise(ex_id)
+    sub = _wrong_submission(ex_id, line, wrong, tmp_path / "wrong.ipynb")
+    [(_, _, res)] = list(
+        grader.grade_batch(ex, [sub], tmp_path / "out", grader.configure(ex), jobs=1, progress=lambda *_: None)
+    )
+    assert res["extra_data"]["status"] == "graded", res["output"]
+    tests = {t["name"]: t for t in res["tests"]}
+    for name, words in diagnosed.items():
+        t = tests[name]
+        assert t["status"] == "failed" and t["score"] == 0, (name, t)
+        assert words in t["output"], (name, t["output"])
+        assert "Hint:" in t["output"], t["output"]  # a wrong answer also gets its hint
+    for name in still_right:
+        assert tests[name]["status"] == "passed", (name, tests[name]["output"])
+    lost = ex.max_score - res["score"]
+    assert lost >= sum(c.points for c in ex.checks if c.name in diagnosed)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+
 from . import _check, memory, models
 
 FORMULAS = {

@@ -56,12 +56,12 @@ def check(exercise: str, namespace: dict | None = None, learner: str | None = No
         elif c.is_call:
             f = namespace[c.answer]
             entry = (
-                plain["_entry"](lambda: f(*(c.args or ()), **(c.kwargs or {})))
+                plain["_entry"](lambda: f(*(c.args or ()), **(c.kwargs or {})))  # noqa: B023 (called here)
                 if callable(f)
                 else {"status": "not_callable", "type": type(f).__name__}
             )
         else:
-            entry = plain["_entry"](lambda: namespace[c.answer])
+            entry = plain["_entry"](lambda: namespace[c.answer])  # noqa: B023 (called here)
         try:
             if c.inputs:
                 values = {

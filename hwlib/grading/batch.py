@@ -263,118 +263,156 @@ def grade_batch(
     content and the same checks is not graded again. grade_one, expected_values and checks_digest
     are hwlib.grading.grader's (call `grader.grade_batch`, which passes them)."""
     subs = [f if isinstance(f, identity.Submission) else identity.Submission(Path(f), Path(f).name) for f in files]
-    subs_dir = out / identity.SUBMISSIONS
-    subs_dir.mkdir(parents=True, exist_ok=True)
-    expected = expected_values(exercise)
-    hard_limit = default_hard_limit(exercise, cfg) if hard_limit is None else hard_limit
-    run_id = secrets.token_hex(8)
-    digest = checks_digest(exercise)
-    settings = settings_digest(cfg)
-    started_at = datetime.now(UTC).isoformat(timespec="seconds")
-    batch_tmp = runner.runtime_dir("hwg-b-")  # short: the kernels' ipc sockets live under it
-    cfg = replace(cfg, tmp_root=batch_tmp)
-    ctx = multiprocessing.get_context("fork")
-    slots = cpu_slots(jobs)
-    free = list(range(max(1, jobs)))
-    todo, running, rows, done = list(subs), {}, [], {}
+    batch = _Batch(
+        exercise,
+        out,
+        cfg,
+        jobs,
+        progress,
+        default_hard_limit(exercise, cfg) if hard_limit is None else hard_limit,
+        roster,
+        digest=checks_digest(exercise),
+        settings=settings_digest(cfg),
+        worker_args=(grade_one, exercise, expected_values(exercise)),
+        secrets_paths=tuple(secrets_paths),
+    )
+    return batch.run(subs, resume, extra_rows)
 
-    def say(line):
+
+class _Batch:
+    """The state of one grade_batch call: the submissions waiting, the jobs running, the results."""
+
+    def __init__(
+        self, exercise, out, cfg, jobs, progress, hard_limit, roster, *, digest, settings, worker_args, secrets_paths
+    ):
+        self.exercise, self.out, self.progress, self.hard_limit, self.roster = (
+            exercise,
+            out,
+            progress,
+            hard_limit,
+            roster,
+        )
+        self.subs_dir = out / identity.SUBMISSIONS
+        self.subs_dir.mkdir(parents=True, exist_ok=True)
+        self.digest, self.settings = digest, settings
+        self.run_id = secrets.token_hex(8)
+        self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        self.tmp = runner.runtime_dir("hwg-b-")  # short: the kernels' ipc sockets live under it
+        self.cfg = replace(cfg, tmp_root=self.tmp)
+        self.worker_args, self.secrets_paths = worker_args, secrets_paths
+        self.ctx = multiprocessing.get_context("fork")
+        self.slots = cpu_slots(jobs)
+        self.free = list(range(max(1, jobs)))
+        self.running: dict[int, _Job] = {}  # by the worker's sentinel
+        self.rows: list[tuple[str, str, dict]] = []
+        self.done: dict[str, dict] = {}
+
+    def say(self, line: str) -> None:
         try:
-            progress(text.clean_str(line))
+            self.progress(text.clean_str(line))
         except (OSError, ValueError):  # a closed terminal (SIGHUP) must not stop the grading
             pass
 
-    def meta_for(sub):
+    def meta_for(self, sub) -> dict:
         data, _ = identity.read_submission(sub.path)
         return {
-            "run_id": run_id,
+            "run_id": self.run_id,
             "file": sub.identity,
-            "learner": classreport.learner_id(sub.identity, roster),
+            "learner": classreport.learner_id(sub.identity, self.roster),
             "file_sha256": identity.sha256(data) if data is not None else "",
-            "checks_sha256": digest,
-            "settings_sha256": settings,
-            "graded_at": started_at,
+            "checks_sha256": self.digest,
+            "settings_sha256": self.settings,
+            "graded_at": self.started_at,
         }
 
-    def finish(sub, res, executed=None, reused=False):
-        folder = subs_dir / sub.folder_name
+    def finish(self, sub, res: dict, executed: str | None = None, reused: bool = False) -> None:
         if not reused:
             try:
-                _write(folder, res, executed, exercise.title)
+                _write(self.subs_dir / sub.folder_name, res, executed, self.exercise.title)
             except OSError as exc:  # the output disk is full or gone: the grader's fault, named
                 res = results.not_graded(
-                    exercise,
+                    self.exercise,
                     f"grader error: the result could not be written ({exc.strerror or exc})",
                     submission=sub.identity,
                     status="grader_error",
                     meta={k: v for k, v in res.get("extra_data", {}).items() if k in META_KEYS},
                 )
-        rows.append((sub.folder_name, str(sub.path), res))
-        done[sub.folder_name] = res
-        say(
-            f"{sub.folder_name}: {res['score']:g}/{exercise.max_score:g}  "
+        self.rows.append((sub.folder_name, str(sub.path), res))
+        self.done[sub.folder_name] = res
+        self.say(
+            f"{sub.folder_name}: {res['score']:g}/{self.exercise.max_score:g}  "
             f"{res['extra_data']['status']}  {res['execution_time']:.1f} s" + ("  (resumed)" * reused)
         )
 
-    def start(sub, meta):
-        slot = free.pop(0)
-        reader, writer = ctx.Pipe(duplex=False)
-        proc = ctx.Process(
+    def start(self, sub, meta: dict) -> None:
+        slot = self.free.pop(0)
+        reader, writer = self.ctx.Pipe(duplex=False)
+        proc = self.ctx.Process(
             daemon=True,  # never joined at exit: an interrupt during start() must not hang the grader
             target=_worker,
-            args=(grade_one, exercise, expected, sub, cfg, tuple(secrets_paths), meta, writer, slots[slot]),
+            args=(*self.worker_args, sub, self.cfg, self.secrets_paths, meta, writer, self.slots[slot]),
         )
         proc.start()
         writer.close()
-        running[proc.sentinel] = _Job(proc, sub, meta, reader, slot)
+        self.running[proc.sentinel] = _Job(proc, sub, meta, reader, slot)
 
-    def end(job):
+    def end(self, sentinel: int, job: _Job) -> None:
         """The worker exited or is overdue: kill it if needed, free its slot, record its result."""
         reason = None
         if job.proc.is_alive():
             job.kill()
-            reason = f"grader error: grading took longer than {hard_limit:.0f} s and was stopped"
+            reason = f"grader error: grading took longer than {self.hard_limit:.0f} s and was stopped"
         job.proc.join(5)
         job.receive(timeout=0.1)
         job.reader.close()
-        del running[job.proc.sentinel]
-        free.append(job.slot)
-        got = job.result(run_id)
+        del self.running[sentinel]
+        self.free.append(job.slot)
+        got = job.result(self.run_id)
         if reason or got is None:
             reason = reason or "grader error: the grading process ended without a result"
-            finish(
-                job.sub,
-                results.not_graded(exercise, reason, submission=job.sub.identity, status="grader_error", meta=job.meta),
+            res = results.not_graded(
+                self.exercise, reason, submission=job.sub.identity, status="grader_error", meta=job.meta
             )
+            self.finish(job.sub, res)
         else:
-            finish(job.sub, got["results"], got.get("executed"))
+            self.finish(job.sub, got["results"], got.get("executed"))
 
-    _STOP.update(active=True, signal=None)
-    try:
-        while todo or running:
-            if _STOP["signal"] is not None:
-                raise KeyboardInterrupt(_STOP["signal"])
-            while todo and free:
-                sub = todo.pop(0)
-                meta = meta_for(sub)
-                old = classreport.load_previous(subs_dir / sub.folder_name) if resume else None
-                if resume and _reusable(old, sub, meta, exercise):
-                    finish(sub, old, reused=True)
-                else:
-                    start(sub, meta)
-            if not running:
-                continue
-            wait([*running, *(job.reader for job in running.values() if job.got is None)], timeout=0.5)
-            for job in list(running.values()):
-                job.receive()
-                if not job.proc.is_alive() or time.monotonic() - job.started > hard_limit:
-                    end(job)
-    except BaseException:
-        _kill_all(running.values())
-        raise
-    finally:
-        _STOP.update(active=False, signal=None)
-        shutil.rmtree(batch_tmp, ignore_errors=True)
-        if done:
-            _write_tables(out, exercise, done, extra_rows, say)
-    return rows
+    def fill(self, todo: list, resume: bool) -> None:
+        """Start workers while there are free slots (a resumable submission takes none)."""
+        while todo and self.free:
+            sub = todo.pop(0)
+            meta = self.meta_for(sub)
+            old = classreport.load_previous(self.subs_dir / sub.folder_name) if resume else None
+            if resume and _reusable(old, sub, meta, self.exercise):
+                self.finish(sub, old, reused=True)
+            else:
+                self.start(sub, meta)
+
+    def poll(self) -> None:
+        """Wait up to 0.5 s for a worker to send or end; end each that has ended or is overdue."""
+        running = self.running
+        wait([*running, *(job.reader for job in running.values() if job.got is None)], timeout=0.5)
+        for sentinel, job in list(running.items()):
+            job.receive()
+            if not job.proc.is_alive() or time.monotonic() - job.started > self.hard_limit:
+                self.end(sentinel, job)
+
+    def run(self, subs: list, resume: bool, extra_rows) -> list[tuple[str, str, dict]]:
+        todo = list(subs)
+        _STOP.update(active=True, signal=None)
+        try:
+            while todo or self.running:
+                if _STOP["signal"] is not None:
+                    raise KeyboardInterrupt(_STOP["signal"])
+                self.fill(todo, resume)
+                if self.running:
+                    self.poll()
+        except BaseException:
+            _kill_all(self.running.values())
+            raise
+        finally:
+            _STOP.update(active=False, signal=None)
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            if self.done:
+                _write_tables(self.out, self.exercise, self.done, extra_rows, self.say)
+        return self.rows

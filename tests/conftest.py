@@ -14,7 +14,15 @@ worker (other workers go on with other tests).
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# One BLAS thread per process, set before NumPy loads: the xdist workers and the kernels and graders
+# they start share the CPUs, and OpenBLAS's spinning threads on a busy machine made one stand-in test
+# (test_bench_gpu::test_coalescing_and_tiles_fail_alone) 30 s instead of 5 s. Children inherit it.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 BOOK = {"test_pairs.py", "test_colab_learner.py"}  # and everything under tests/browser/
 SLOW = {

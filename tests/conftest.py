@@ -30,6 +30,7 @@ SLOW = {
     "test_colab_learner.py",
     "test_colab_matrix.py",
     "test_edition.py",
+    "test_exercise_hidden_checks.py",
     "test_exercises_nbval.py",
     "test_grading_exercises.py",
     "test_grading_fixtures.py",

@@ -37,10 +37,10 @@ pdf: book
 	$(BIN)/python tools/build_pdf.py
 
 # Tests run in parallel (pytest-xdist): one worker per CPU this process may use (set
-# PYTEST_XDIST_AUTO_NUM_WORKERS to change it); tests sharing an expensive fixture stay on one worker
-# (tests/conftest.py). Markers: `book` needs the built book, `slow` builds environments or runs
+# PYTEST_XDIST_AUTO_NUM_WORKERS to change it); each file on one worker, so a module fixture is built
+# once (tests/conftest.py). Markers: `book` needs the built book, `slow` builds environments or runs
 # notebooks in fresh kernels, `timing` depends on the machine's speed (left out everywhere but `make timing`).
-XDIST := -n auto --dist loadgroup
+XDIST := -n auto --dist loadfile
 # The suite starts hundreds of Pythons (the CLI, graders, kernels): with PYTHONDONTWRITEBYTECODE set each
 # compiles hwlib and pytest rewrites every test file again (make unit: 133 s of CPU with it set, 106 s without once bytecode exists).
 test unit timing: export PYTHONDONTWRITEBYTECODE :=

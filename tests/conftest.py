@@ -1,15 +1,14 @@
-"""How the suite is split: markers by what a test needs, and groups for parallel runs (pytest-xdist).
+"""How the suite is split: markers by what a test needs, and how files run in parallel (pytest-xdist).
 
 Markers (added here from the file a test is in, so a test file does not have to say it):
 - `book`: needs the built book (`_build/`, from `make book`); `make unit` leaves these out.
 - `slow`: builds an environment, a clone, a wheel or runs whole notebooks in fresh kernels; left
   out of `make unit`, run by `make test`.
 
-Groups: under `pytest -n N --dist loadgroup` (what `make test` and `make unit` run), the tests that
-share a module- or session-scoped fixture defined in tests/ run on one worker, so that fixture
-(a virtual environment, a graded class, a browser) is built once, not once per worker. A test
-marked `serial` joins one group with every other `serial` test: they run one after another, on one
-worker (other workers go on with other tests).
+Parallel runs (pytest-xdist) use `--dist loadfile`: each file's tests run on one worker, so a
+module-scoped fixture (a virtual environment, a graded class, a browser) is built once. (xdist
+3.8's `loadgroup` does not group under pytest 9.2: it renames `item._nodeid`, which pytest 9 no
+longer reads, so markers cannot keep a fixture's users together.)
 """
 
 from __future__ import annotations
@@ -44,31 +43,10 @@ SLOW = {
 }
 
 
-def _shared_fixture_scope(item) -> str | None:
-    """The node id of the module (or folder, for a conftest's session fixture) whose expensive
-    fixture this test uses, or None. pytest's own fixtures (tmp_path_factory...) do not count."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return None
-    for name in info.names_closure:
-        for fixdef in info.name2fixturedefs.get(name, ()):
-            if fixdef.scope in ("module", "package", "session") and fixdef.baseid.startswith("tests"):
-                return fixdef.baseid
-    return None
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (it names them in the node ids)
 def pytest_collection_modifyitems(config, items):
-    grouping = config.pluginmanager.hasplugin("xdist")  # without pytest-xdist there are no workers
     for item in items:
         path = item.path
         if path.name in BOOK or "browser" in path.parts:
             item.add_marker(pytest.mark.book)
         if path.name in SLOW or "browser" in path.parts:
             item.add_marker(pytest.mark.slow)
-        if not grouping or item.get_closest_marker("xdist_group"):
-            continue
-        if item.get_closest_marker("serial"):
-            item.add_marker(pytest.mark.xdist_group("serial"))
-        elif (scope := _shared_fixture_scope(item)) is not None:
-            item.add_marker(pytest.mark.xdist_group(scope))

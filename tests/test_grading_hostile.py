@@ -208,9 +208,8 @@ def _daemons():
     return left
 
 
-# On the worker that grades the `hostile` class (tests/conftest.py's group for it): it looks for any
-# process carrying the daemon's marker, so it must not run while that class's daemon.ipynb is graded.
-@pytest.mark.xdist_group("tests/test_grading_hostile.py")
+# It looks for any process carrying the daemon's marker, so it must not run while the `hostile` class's
+# daemon.ipynb is graded: under xdist --dist loadfile this file's tests run one after another.
 def test_even_unsandboxed_a_daemon_does_not_outlive_its_grading(tmp_path):
     proc = hwlib_grade(HOST / "sandbox" / "daemon.ipynb", "--out", tmp_path, "--no-sandbox")
     assert proc.returncode == 0, proc.stderr

@@ -36,24 +36,43 @@ pdf: book
 	$(BIN)/jupyter-book build . --builder singlehtml -n --keep-going   # strictness: the html build above
 	$(BIN)/python tools/build_pdf.py
 
-# Without Debian's Chromium the PDF is skipped here (and the browser tests skip and say why).
+# Tests run in parallel (pytest-xdist): one worker per CPU this process may use (set
+# PYTEST_XDIST_AUTO_NUM_WORKERS to change it); each file on one worker, so a module fixture is built
+# once (tests/conftest.py). Markers: `book` needs the built book, `slow` builds environments or runs
+# notebooks in fresh kernels, `timing` depends on the machine's speed (left out everywhere but `make timing`).
+XDIST := -n auto --dist loadfile
+# The suite starts hundreds of Pythons (the CLI, graders, kernels): with PYTHONDONTWRITEBYTECODE set each
+# compiles hwlib and pytest rewrites every test file again (make unit: 133 s of CPU with it set, 106 s without once bytecode exists).
+test unit timing: export PYTHONDONTWRITEBYTECODE :=
+# A recipe line naming $(MAKE) runs even under `make -n`; the tests run `make -n`, so test's recipe uses this.
+SUBMAKE = $(MAKE) --no-print-directory
+
+# Without Debian's Chromium the PDF is skipped here (and the browser tests skip and say why). The tests
+# that need no book run while the book and PDF build (log: _build/pdf.log), then the ones that do.
 test: export HWLIB_PDF_OPTIONAL := 1
-test: lint book pdf
-	$(BIN)/python -m pytest -q
+test: lint venv vendor
+	@mkdir -p _build
+	@$(SUBMAKE) pdf > _build/pdf.log 2>&1 & built=$$!; \
+	$(BIN)/python -m pytest -q $(XDIST) -m "not book and not timing"; first=$$?; \
+	if ! wait $$built; then tail -n 80 _build/pdf.log; echo "make test: the book or PDF build failed (_build/pdf.log)"; exit 2; fi; \
+	echo "make test: book and PDF built; the tests that need them:"; \
+	$(BIN)/python -m pytest -q $(XDIST) -m "book and not timing"; second=$$?; \
+	exit $$(( first > second ? first : second ))
 
-# The fast loop for contributors: every test that needs neither the built book nor a browser
-# (about three minutes on two cores; the Colab-pair, Colab-learner and browser tests need `make book`).
-# `make test` is still what must pass before a push.
+# The fast loop for contributors: every test that needs no built book and builds no environment
+# (markers `book` and `slow` left out; `make test` runs those too and is what must pass before a push).
 unit: venv
-	$(BIN)/python -m pytest -q -x -p no:cacheprovider --ignore=tests/browser \
-		--ignore=tests/test_pairs.py --ignore=tests/test_colab_learner.py
+	$(BIN)/python -m pytest -q -x -p no:cacheprovider $(XDIST) -m "not book and not slow and not timing"
 
-# Lint and format check (ruff, pinned in pyproject's test group); `make test` runs it first, and the
-# check that every file derived from _config.yml and hwlib.__version__ is current (tools/edition.py).
+# Lint and format check (ruff, pinned in pyproject's test group); `make test` runs it first, the
+# check that every file derived from _config.yml and hwlib.__version__ is current (tools/edition.py),
+# and the type check of the formula modules (mypy; [tool.mypy] in pyproject lists them). The same
+# commands run before each commit with `.venv/bin/pre-commit install` (.pre-commit-config.yaml).
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python tools/edition.py --check
+	$(BIN)/mypy
 
 # Rewrite what is derived from _config.yml (repository.url, html.baseurl) and the version: install
 # cells, the intro's clone command, CITATION.cff, pyproject's URLs. Then `python tools/make_colab.py`.

@@ -271,7 +271,7 @@ def allreduce(arrays, method: str = "auto", repeats: int = 5) -> dict:
         raise RuntimeError(f"method='nccl' cannot run here: {why}")
     expected = float(expected_bytes_per_link(n_bytes, n_dev)) if n_bytes > 0 else 0.0
     reference = np.sum(np.stack([a.astype(np.float64) for a in arrays]), axis=0)
-    record = {"n_devices": n_dev, "n_bytes": n_bytes, "expected_bytes_per_link": expected}
+    record: dict[str, object] = {"n_devices": n_dev, "n_bytes": n_bytes, "expected_bytes_per_link": expected}
     if ok and mode != "simulated":
         out = _nccl_allreduce(arrays, _check.integer("repeats", repeats))
         outputs = out["outputs"]
@@ -293,7 +293,9 @@ def allreduce(arrays, method: str = "auto", repeats: int = 5) -> dict:
             bytes_per_link=float(trace.bytes_sent.max()),
             steps=trace.steps,
         )
-    tol = {"rtol": 1e-3, "atol": 1e-3} if outputs[0].dtype == np.float16 else {"rtol": 1e-5, "atol": 1e-6}
-    record["matches_sum"] = bool(all(np.allclose(o.astype(np.float64), reference, **tol) for o in outputs))
+    rtol, atol = (1e-3, 1e-3) if outputs[0].dtype == np.float16 else (1e-5, 1e-6)
+    record["matches_sum"] = bool(
+        all(np.allclose(o.astype(np.float64), reference, rtol=rtol, atol=atol) for o in outputs)
+    )
     record["result"] = outputs[0]
     return record

@@ -310,6 +310,7 @@ def decompose(value, name, saturate: bool = True) -> Decomposition:
         if biased == 0
         else "normal"
     )
+    assert fmt.bias is not None  # every float format has one (None only for integers, returned above)
     unbiased = (1 - fmt.bias) if biased == 0 else biased - fmt.bias  # subnormals use 1 - bias
     return Decomposition(n, float(value), f"{raw[0]} {e} {m}", int(raw[0]), e, m, biased, unbiased, kind, rep, err, rel)
 

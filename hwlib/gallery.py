@@ -206,8 +206,9 @@ def figure(runs=None, published=None):
     """Horizontal bars: achieved fraction of spec for every recorded row and published measurement
     that has one; recorded in blue, published in orange with hatching (not colour alone). Returns
     (fig, ax), or None when nothing has a spec to compare with."""
-    from hwlib import plot
     import matplotlib.pyplot as plt
+
+    from hwlib import plot
 
     runs = recorded.load_available() if runs is None else runs
     published = published_rows() if published is None else published
@@ -229,7 +230,7 @@ def figure(runs=None, published=None):
         "recorded": {"color": plot.OKABE_ITO["blue"], "hatch": ""},
         "published": {"color": plot.OKABE_ITO["orange"], "hatch": "//"},
     }
-    for i, (label, frac, kind) in enumerate(bars):
+    for i, (_label, frac, kind) in enumerate(bars):
         ax.barh(
             i,
             frac,

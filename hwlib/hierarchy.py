@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import yaml
 
@@ -38,7 +39,7 @@ def _section(name: str) -> dict:
     return data[name]
 
 
-def _entry(section: str, key: str) -> dict:
+def _entry(section: str, key: str) -> Any:  # a table (dict) or, in `parts`, a capability (str)
     table = _section(section)
     if key not in table:
         raise KeyError(f"hierarchy.yaml {section} has no entry {key!r}; it has: {', '.join(table)}")

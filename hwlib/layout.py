@@ -561,52 +561,66 @@ def search(
         bad = [o for o in opts if o not in allowed]
         if bad or not opts:
             raise ValueError(f"{name} must be a non-empty choice of {allowed}; got {list(opts)!r}")
-    ranked, rejected, reasons = [], [], {}
+    ranked: list = []
+    rejected: list = []
+    reasons: dict[str, int] = {}
 
     def count(reason):
         key = reason_kind(reason)
         reasons[key] = reasons.get(key, 0) + 1
 
-    for t in tps:
-        for c in cp:
-            for p in pps:
-                if g % (t * c * p):
-                    continue
-                d = g // (t * c * p)
-                for e in eps:
-                    base = Layout(t, c, p, d, e)
-                    why = validity(model, cluster, base, s, nseq, allow_tp_across_nodes)
-                    if why:  # micro-batch 1 and 1F1B: if these fail, every variant does
-                        rejected.append((base.degrees(), why))
-                        count(why)
-                        continue
-                    best, smallest, last_why = None, None, why
-                    for variant in _variants(p, zero, recompute, schedules, micro_batches, virtual_stages):
-                        lay = Layout(t, c, p, d, e, *variant)
-                        why = validity(model, cluster, lay, s, nseq, allow_tp_across_nodes)
-                        if why:
-                            last_why = why
-                            continue
-                        plan = evaluate(model, cluster, lay, s, nseq, f, allow_tp_across_nodes)
-                        if not plan.fits:
-                            count(plan.reason)
-                            if smallest is None or plan.memory["total"] < smallest.memory["total"]:
-                                smallest = plan
-                            continue
-                        if best is None or _faster(plan, best):
-                            best = plan
-                    if best is not None:
-                        ranked.append(best)
-                    elif smallest is not None:
-                        rejected.append(
-                            (base.degrees(), f"{smallest.reason} (smallest variant: {smallest.layout.label()})")
-                        )
-                    else:
-                        rejected.append((base.degrees(), last_why))
-                        count(last_why)
+    options = (zero, recompute, schedules, micro_batches, virtual_stages)
+    for t, c, p, d, e in _degree_tuples(g, tps, cp, pps, eps):
+        base = Layout(t, c, p, d, e)
+        why = validity(model, cluster, base, s, nseq, allow_tp_across_nodes)
+        if why:  # micro-batch 1 and 1F1B: if these fail, every variant does
+            rejected.append((base.degrees(), why))
+            count(why)
+            continue
+        best, smallest, last_why = _best_variant(
+            model, cluster, base, s, nseq, f, allow_tp_across_nodes, options, count
+        )
+        if best is not None:
+            ranked.append(best)
+        elif smallest is not None:
+            rejected.append((base.degrees(), f"{smallest.reason} (smallest variant: {smallest.layout.label()})"))
+        else:
+            rejected.append((base.degrees(), last_why))
+            count(last_why)
     ranked.sort(key=lambda plan: (plan.step_s, plan.memory["total"]))
     inputs = {"model": model.name, "gpu": cluster.accelerator.name, "n_gpus": g, "seq_len": s, "global_sequences": nseq}
     return Search(ranked, rejected, reasons, inputs)
+
+
+def _degree_tuples(g, tps, cps, pps, eps):
+    """(t, c, p, d, e) for every t·c·p that divides the G GPUs (d = G / (t·c·p)) and every e."""
+    for t in tps:
+        for c in cps:
+            for p in pps:
+                if g % (t * c * p) == 0:
+                    for e in eps:
+                        yield t, c, p, g // (t * c * p), e
+
+
+def _best_variant(model, cluster, base, s, nseq, f, allow_tp_across_nodes, options, count):
+    """The fastest variant (ZeRO stage, recompute, schedule, micro-batch) of one degree tuple that
+    fits, the smallest-memory one that does not, and the last validity reason seen."""
+    best, smallest, last_why = None, None, ""
+    t, c, p, d, e = base.tp, base.cp, base.pp, base.dp, base.ep
+    for variant in _variants(p, *options):
+        lay = Layout(t, c, p, d, e, *variant)
+        why = validity(model, cluster, lay, s, nseq, allow_tp_across_nodes)
+        if why:
+            last_why = why
+            continue
+        plan = evaluate(model, cluster, lay, s, nseq, f, allow_tp_across_nodes)
+        if not plan.fits:
+            count(plan.reason)
+            if smallest is None or plan.memory["total"] < smallest.memory["total"]:
+                smallest = plan
+        elif best is None or _faster(plan, best):
+            best = plan
+    return best, smallest, last_why
 
 
 def _faster(a: Plan, b: Plan) -> bool:

@@ -102,7 +102,7 @@ def quantization_data() -> dict:
     return yaml.safe_load(QUANTIZATION_PATH.read_text(encoding="utf-8"))
 
 
-def quantization_scheme(name) -> str:
+def quantization_scheme(name) -> str | None:
     """The scheme key for a scheme ("awq-w4-g128") or a calculator format that stands for one ("int4"
     -> "awq-w4-g128"); None for a 16-bit or wider format, which stores every weight alike."""
     data = quantization_data()

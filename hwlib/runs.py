@@ -62,7 +62,7 @@ def published_mfus() -> dict[str, float]:
     (0.38, 0.563)
     """
     out: dict[str, float] = {}
-    for key, run in _load().items():
+    for run in _load().values():
         if "mfu" in run:
             out[run["name"]] = run["mfu"]
         for layout in run.get("layouts", []):

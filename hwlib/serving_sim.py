@@ -79,7 +79,7 @@ class Engine:
         overhead_bytes=0.0,
         dtype="bf16",
         **scheduler,
-    ) -> "Engine":
+    ) -> Engine:
         """An engine for a named model on a spec-sheet device, in `dtype` (weights, cache, peak).
         Without `kv_blocks` the pool is `serving.kv_blocks(serving.kv_budget_bytes(visible memory,
         utilization, W, overhead_bytes), q)`: pass the activation peak and other memory an engine's
@@ -187,7 +187,7 @@ class Result:
         return out
 
 
-def simulate(engine: Engine, workload: Workload) -> Result:
+def simulate(engine: Engine, workload: Workload) -> Result:  # noqa: C901 (one event loop; split when next changed)
     """Run the workload through the engine (see the module docstring); deterministic for a seed.
     ValueError if a request can never fit: prompt + output above the KV pool or, without chunking,
     a prompt above max_batched_tokens."""

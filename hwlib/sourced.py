@@ -9,7 +9,7 @@ record (``where``) and what is wrong. A leaf module: it imports nothing from hwl
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 CONFIDENCES = ("high", "medium", "low")
 """How sure a number is (the header of specs.yaml says what each level means)."""

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import builtins
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
 
 import yaml
 

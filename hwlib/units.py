@@ -136,7 +136,7 @@ def _scaled(x: float, unit: str, prefixes, digits: int) -> str:
     if x == 0:
         return f"0 {unit}"
     sign, mag = ("-" if x < 0 else ""), abs(x)
-    for factor, prefix in prefixes:
+    for factor, prefix in prefixes:  # noqa: B007 (the prefix the loop stops at is used below)
         if float(_sig(mag / factor, digits)) >= 1:
             break
     return f"{sign}{_sig(mag / factor, digits)} {prefix}{unit}"
@@ -224,7 +224,7 @@ def common_unit(values, binary: bool = False) -> str:
         return "B"
     low = min(nonzero)
     prefixes = _IEC_PREFIXES if binary else [p for p in _SI_PREFIXES if p[0] >= 1 and p[0] <= 1e15]
-    for factor, prefix in prefixes:
+    for factor, prefix in prefixes:  # noqa: B007 (the prefix the loop stops at is used below)
         if low >= factor:
             return prefix + "B"
     return "B"
@@ -248,7 +248,7 @@ def format_seconds(s, digits: int = 3) -> str:
     s, d = _scalar("s", s, nonnegative=True), _digits(digits)
     if s == 0:
         return "0 s"
-    for factor, unit in _TIME_UNITS:
+    for factor, unit in _TIME_UNITS:  # noqa: B007 (the unit the loop stops at is used below)
         if float(_sig(s / factor, d)) >= 1:
             break
     if unit == "years" and float(_sig(s / factor, d)) >= 1000:

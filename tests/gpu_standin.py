@@ -164,8 +164,9 @@ L2_LATENCY_S = 200e-9  # an L2 hit, all parts (published microbenchmarks: ~150-2
 
 
 def _register_table() -> dict:
-    import yaml
     from pathlib import Path
+
+    import yaml
 
     path = Path(__file__).resolve().parents[1] / "hwlib" / "data" / "kernel_registers.yaml"
     return yaml.safe_load(path.read_text())["registers"]
@@ -757,6 +758,7 @@ def install(monkeypatch, profile="H200", torch=None, **kwargs):
     """Put the stand-in in sys.modules (cupy, cupyx, and torch: None = absent, or a module);
     returns (hwlib Backend on it, Device)."""
     import sys
+
     from hwlib import backend
 
     cp, cupyx, dev = make_cupy(profile, **kwargs)

@@ -159,7 +159,7 @@ def register_counts(cubin: bytes) -> dict:
 
 def build_all(nvrtc: NVRTC, archs=ARCHS):
     """Yield (file, define, arch, {kernel: registers}, log) for every build the experiments make."""
-    for fname, (names, defines) in BUILDS.items():
+    for fname, (_names, defines) in BUILDS.items():
         source = (KERNELS / fname).read_text()
         for define in defines:
             for arch in archs:

@@ -4,17 +4,24 @@ ours, 14.2.0). None of it needs a GPU: NVRTC only compiles, and `import cupy` wo
 (only calls that reach the device fail).
 
 Each package set goes into its own `pip install --no-deps --target` folder under
-$HWLIB_TEST_CACHE (default: .cache/real-stack in the repository, git-ignored), marked done by a stamp
-file naming the exact pins, so a second run downloads nothing; pip's own cache keeps a fresh clone
-from downloading twice on the same machine. A failed install fails the test that needed it, with
-pip's message: these checks must run in CI, never silently skip.
+$HWLIB_TEST_CACHE (default: hwlib-tests/real-stack in the user's cache folder, $XDG_CACHE_HOME or
+~/.cache, so every clone on a machine shares it). The folder's name holds a hash of the exact pins
+and the Python tag, so a changed pin gets a new folder and a fresh clone downloads and unpacks
+nothing; installs go to a temporary folder renamed into place under a file lock, so parallel test
+workers (and two clones) never see half a stack. A failed install fails the test that needed it,
+with pip's message: these checks must run in CI, never silently skip.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,8 +38,45 @@ STACKS = {
 CUPY_VERSIONS = ("14.0.1", "14.2.0")
 
 
+def user_cache() -> Path:
+    """This machine's cache folder for the tests' installs, shared by every clone."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hwlib-tests"
+
+
 def cache_dir() -> Path:
-    return Path(os.environ.get("HWLIB_TEST_CACHE") or ROOT / ".cache" / "real-stack")
+    return Path(os.environ.get("HWLIB_TEST_CACHE") or user_cache() / "real-stack")
+
+
+def pin_hash(*parts: str) -> str:
+    """A short hash of what an install holds (the exact pins, the Python tag): its folder's key."""
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+
+
+@contextlib.contextmanager
+def locked(path: Path):
+    """An exclusive lock on `path`.lock (blocks until free), for one installer at a time."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def build_once(target: Path, build) -> Path:
+    """`target`, made by build(tmp) into a temporary folder beside it and renamed into place, once:
+    parallel callers wait on the lock, then find it done."""
+    with locked(target):
+        if not target.is_dir():
+            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+            try:
+                build(tmp)
+                tmp.rename(target)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+    return target
 
 
 def python313() -> str | None:
@@ -61,17 +105,16 @@ def stack(name: str, python: str | None = None) -> Path:
     is not there yet (wheels are per Python version)."""
     pins = STACKS[name]
     python = python or sys.executable
-    target = cache_dir() / f"{name}-{_tag(python)}"
-    stamp = target / ".hwlib-stamp"
-    want = "\n".join(pins)
-    if stamp.is_file() and stamp.read_text() == want:
-        return target
-    cmd = [python, "-m", "pip", "install", "-q", "--no-deps", "--upgrade", "--target", str(target), *pins]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"could not install {' '.join(pins)} from the package index:\n{proc.stderr[-2000:]}")
-    stamp.write_text(want)
-    return target
+    tag = _tag(python)
+    target = cache_dir() / f"{name}-{tag}-{pin_hash(tag, *pins)}"
+
+    def install(tmp: Path) -> None:
+        cmd = [python, "-m", "pip", "install", "-q", "--no-deps", "--target", str(tmp), *pins]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"could not install {' '.join(pins)} from the package index:\n{proc.stderr[-2000:]}")
+
+    return build_once(target, install)
 
 
 def run_with(names, code: str, timeout: float = 300, python: str | None = None, args=()) -> subprocess.CompletedProcess:
@@ -83,3 +126,24 @@ def run_with(names, code: str, timeout: float = 300, python: str | None = None, 
     env["PYTHONPATH"] = os.pathsep.join([*(str(stack(n, python)) for n in names), str(ROOT), str(ROOT / "tests")])
     env.pop("HWLIB_BACKEND", None)
     return subprocess.run([python, "-c", code, *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def venv_template(name: str, python: str, key: tuple[str, ...], install) -> Path:
+    """A virtual environment made once per `key` (what decides its contents: pins, a package list
+    and the date it was made for, the Python version) under the user cache: `python -m venv`, then
+    install(env_python). Use it through clone_venv; never install into the template itself."""
+    tag = _tag(python)
+    target = user_cache() / "venvs" / f"{name}-{tag}-{pin_hash(tag, *key)}"
+
+    def build(tmp: Path) -> None:
+        subprocess.run([python, "-m", "venv", str(tmp)], check=True, capture_output=True)
+        install(tmp / "bin" / "python")
+
+    return build_once(target, build)
+
+
+def clone_venv(template: Path, dest: Path) -> Path:
+    """A copy of a template venv at `dest`, to install into (the interpreter link and pyvenv.cfg
+    carry over; use `dest/bin/python -m ...`, as script shebangs still name the template)."""
+    shutil.copytree(template, dest, symlinks=True)
+    return dest

@@ -12,10 +12,9 @@ import types
 import numpy as np
 import pytest
 
+import bench_small
 from hwlib import backend, bench
 from hwlib.bench import cpu, timing
-
-import bench_small
 
 CPU_BW_CEILING = 1e12  # no 2-core VM streams 1 TB/s from DRAM or cache
 CPU_PEAK_CEILING = cpu.cores() * 5e9 * 64  # cores x 5 GHz x 64 FLOP/cycle (2 AVX-512 FMA units, fp32)

@@ -7,11 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from hwlib import backend, bench
-from hwlib.bench import recorded
-
 import bench_small
 import gpu_standin as gs
+from hwlib import backend, bench
+from hwlib.bench import recorded
 
 
 @pytest.fixture(autouse=True)

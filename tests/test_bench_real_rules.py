@@ -5,10 +5,9 @@ Each test here failed, or could not be written, against the stand-in that let cu
 
 import pytest
 
+import gpu_standin as gs
 from hwlib import backend, bench
 from hwlib.bench import _common, timing
-
-import gpu_standin as gs
 
 
 @pytest.fixture(autouse=True)

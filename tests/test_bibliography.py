@@ -9,6 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 pybtex = pytest.importorskip("pybtex")
 
 
+@pytest.fixture(scope="module")  # parsed and formatted once (seconds), on one xdist worker
 def rendered() -> dict:
     from pybtex.database import parse_file
     from pybtex.plugin import find_plugin
@@ -18,8 +19,8 @@ def rendered() -> dict:
     return {e.key: e.text.render_as("text") for e in style.format_bibliography(db)}
 
 
-def test_proper_nouns_keep_their_capitals():
-    text = rendered()
+def test_proper_nouns_keep_their_capitals(rendered):
+    text = rendered
     assert "FlashAttention: fast" in text["dao2022flashattention"]
     assert "Megatron-LM: training" in text["shoeybi2019megatron"]
     assert "using Megatron-LM" in text["narayanan2021megatron"]
@@ -28,9 +29,9 @@ def test_proper_nouns_keep_their_capitals():
     assert "(124M)" in text["karpathy2024llmc"]
 
 
-def test_dollar_and_percent_render_as_written():
-    llmc = rendered()["karpathy2024llmc"]
+def test_dollar_and_percent_render_as_written(rendered):
+    llmc = rendered["karpathy2024llmc"]
     assert "for $20" in llmc and "\\$" not in llmc
     assert "60\u00a0% MFU" in llmc and "\\," not in llmc
-    for key, text in rendered().items():
+    for key, text in rendered.items():
         assert "\\" not in text, f"{key}: a LaTeX escape reaches the reader: {text!r}"

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+import real_stack
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "colab"
 PINS_FILE = FIXTURES / "colab_pins.txt"
@@ -98,17 +100,24 @@ def wheel(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def colab(tmp_path_factory) -> Path:
-    """A Python 3.13 environment with Colab's light pins and google-colab's metadata installed."""
-    env = tmp_path_factory.mktemp("colab") / "venv"
-    subprocess.run([python313(), "-m", "venv", str(env)], check=True)
+    """A Python 3.13 environment with Colab's light pins and google-colab's metadata installed: a
+    copy of one made once per pin list and stand-in (tests/real_stack.py's cache)."""
     light = [f"{n}=={v}" for n, v in pins().items() if n not in HEAVY | NO_WHEEL]
-    proc = pip(env, "install", "-q", *light)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    proc = pip(env, "install", "-q", "--no-deps", "--no-build-isolation", str(FIXTURES / "google_colab_standin"))
-    if proc.returncode != 0:  # no setuptools in a bare 3.13 venv: let pip fetch it
-        proc = pip(env, "install", "-q", "--no-deps", str(FIXTURES / "google_colab_standin"))
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    return env
+    standin = FIXTURES / "google_colab_standin"
+    standin_files = sorted(p for p in standin.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    key = (*light, *(f"{p.relative_to(standin)}:{p.read_text()}" for p in standin_files))
+
+    def install(python: Path) -> None:
+        env = python.parents[1]
+        proc = pip(env, "install", "-q", *light)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        proc = pip(env, "install", "-q", "--no-deps", "--no-build-isolation", str(standin))
+        if proc.returncode != 0:  # no setuptools in a bare 3.13 venv: let pip fetch it
+            proc = pip(env, "install", "-q", "--no-deps", str(standin))
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+    template = real_stack.venv_template("colab-pins", python313(), key, install)
+    return real_stack.clone_venv(template, tmp_path_factory.mktemp("colab") / "venv")
 
 
 def test_the_colab_install_changes_nothing_pinned(colab, wheel):

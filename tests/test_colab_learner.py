@@ -5,7 +5,8 @@ plugins only to detect leftovers) and must hold no MyST role, directive, label, 
 substitution, fold every worked answer and quiz answer into <details>, keep quiz questions visible,
 and show each figure's caption and alt text.
 
-Running: a fresh venv (no repository pins: numpy, matplotlib, pyyaml, ipykernel, nbclient, latest),
+Running: a fresh venv (no repository pins: numpy, matplotlib, pyyaml, ipykernel, nbclient, latest;
+copied from one installed at most a week ago, see learner_template),
 hwlib installed non-editable from a wheel of this checkout, a stand-in `google.colab` imported at
 kernel start, the install cell pointed at that wheel, every notebook executed from its own empty
 folder. Then: no cell error; every value the Colab text bakes in equals what the learner's run glued
@@ -13,18 +14,20 @@ folder. Then: no cell error; every value the Colab text bakes in equals what the
 each live value the text points to is printed. Without hwlib, a page says in one line how to install it.
 """
 
+import datetime
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import nbformat
 import pytest
 from markdown_it import MarkdownIt
+
+import real_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -177,13 +180,22 @@ def _drive(learner: Path, env: dict, spec: str, work: Path, notebooks: list, out
     return subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def learner_template() -> Path:
+    """The learner's packages, latest from the index, installed once a week into the test cache
+    (tests/real_stack.py): the week is part of the key, so "latest" is at most a week old."""
+    year, week, _ = datetime.date.today().isocalendar()
+
+    def install(python: Path) -> None:
+        _pip(python.parents[1], "install", *LEARNER_PACKAGES)
+
+    return real_stack.venv_template("colab-learner", sys.executable, (*LEARNER_PACKAGES, f"{year}-W{week}"), install)
+
+
 @pytest.fixture(scope="module")
 def learner(tmp_path_factory):
     """Build the learner's environment once; run every notebook (two at a time); return the results."""
     tmp = tmp_path_factory.mktemp("colab_learner")
-    env_dir = tmp / "venv"
-    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
-    _pip(env_dir, "install", *LEARNER_PACKAGES)
+    env_dir = real_stack.clone_venv(learner_template(), tmp / "venv")
     jupyter = tmp / "jupyter"
     standin = tmp / "standin" / "google" / "colab"
     standin.mkdir(parents=True)

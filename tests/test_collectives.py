@@ -3,8 +3,7 @@ bytes per link; the naive all-reduce overloads rank 0; the NCCL path falls back 
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from hwlib import collectives, parallel
 
@@ -76,7 +75,7 @@ def test_bytes_per_link_close_to_formula_for_uneven_chunks(n_ranks, size):
 def test_messages_only_go_to_the_right_neighbour():
     trace = collectives.ring_allreduce(_random(5, 50, np.float32, 2), keep_log=True)
     assert len(trace.log) == 5 * trace.steps  # every rank sends in every step
-    for phase, step, src, dst, chunk, nbytes in trace.log:
+    for _phase, _step, src, dst, _chunk, nbytes in trace.log:
         assert dst == (src + 1) % 5
         assert nbytes == 10 * 4
     assert {p for p, *_ in trace.log} == {"reduce-scatter", "all-gather"}

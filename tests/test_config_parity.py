@@ -6,9 +6,9 @@ built page in Chromium by tests/browser/test_calculators.py)."""
 import json
 
 import pytest
-from test_web_transpile import needs_node, run_js
 
 from hwlib import calculator, cli, models
+from test_web_transpile import needs_node, run_js
 
 NAMES = ["DeepSeek-V3", "Gemma 2 9B", "Gemma 3 1B", "Qwen3 30B-A3B", "Mistral 7B", "GPT-2 small"]
 SHARED = ("n_params", "weights_bytes", "training_state_bytes", "kv_cache_bytes", "inference_bytes")

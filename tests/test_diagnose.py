@@ -41,7 +41,7 @@ def test_remedies_follow_the_kind_of_kernel():
     assert any(w.startswith("batching") for w in att.will_not_help)
     # the generic list is unchanged and every named remedy has an explanation
     assert diagnose.kernel(f, q, "H100").remedies[:2] == ("fusion", "tiling")
-    for kind, sides in diagnose.KINDS.items():
+    for sides in diagnose.KINDS.values():
         for remedies, _ in sides.values():
             for r in remedies:
                 assert diagnose.explain(r)

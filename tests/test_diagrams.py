@@ -2,12 +2,12 @@
 files and the simulators (not typed into the drawing code)."""
 
 import math
+from importlib import resources
 
 import matplotlib
 import numpy as np
 import pytest
 import yaml
-from importlib import resources
 
 from hwlib import collectives, diagrams, interconnect, memory, networks, parallel, specs, systolic
 from hwlib.diagrams import pipeline, ring

@@ -1,4 +1,4 @@
-"""Errata of the third expert pass: published recipes as the papers state them, tiling
+"""Published recipes as the papers state them (DeepSeek-V3's FP8, Megatron's MFU), tiling
 arithmetic with the right constraint, and rules that agree with the book's own tables."""
 
 from __future__ import annotations
@@ -20,16 +20,7 @@ def _text(rel: str) -> str:
     return (ROOT / rel).read_text(encoding="utf-8")
 
 
-def _reader_pages() -> dict[str, str]:
-    pages = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in (ROOT / "chapters").glob("*.md")}
-    for rel in ("glossary.md", "formulas.md", "intro.md", "references.bib"):
-        pages[rel] = _text(rel)
-    for p in (ROOT / "exercises").glob("ex*/source.md"):
-        pages[p.relative_to(ROOT).as_posix()] = p.read_text(encoding="utf-8")
-    return pages
-
-
-# --- item 1: DeepSeek-V3's FP8 recipe (report section 3.3)
+# --- DeepSeek-V3's FP8 recipe (report section 3.3)
 
 
 def test_deepseek_v3_fp8_recipe_is_stored_as_the_report_states_it():
@@ -40,12 +31,6 @@ def test_deepseek_v3_fp8_recipe_is_stored_as_the_report_states_it():
         assert op in kept
     assert (recipe["activation_tile"], recipe["weight_block"], recipe["promotion_interval"]) == (128, 128, 128)
     assert recipe["accumulator_bits"] == 14
-
-
-def test_no_page_says_deepseek_ran_every_matrix_product_in_fp8():
-    bad = re.compile(r"(every|all)\s+(matrix[- ]product|GEMM|matmul)\s+inputs?|inputs of every matrix product", re.I)
-    hits = [rel for rel, text in _reader_pages().items() if bad.search(text)]
-    assert hits == [], f"DeepSeek-V3 ran only the linear layers' GEMMs in FP8: {hits}"
 
 
 def test_a_14_bit_accumulator_drifts_and_promotion_every_128_fixes_it():
@@ -69,7 +54,7 @@ def test_a_14_bit_accumulator_drifts_and_promotion_every_128_fixes_it():
     assert abs(promoted - exact) / exact < 1e-4
 
 
-# --- item 12: E4M3 overflow is NaN in a raw cast, the largest finite value in a saturating one
+# --- E4M3 overflow is NaN in a raw cast, the largest finite value in a saturating one
 
 
 def test_e4m3_overflow_raw_is_nan_saturating_is_448():
@@ -86,7 +71,7 @@ def test_bf16_conversion_is_round_to_nearest_even_not_a_cut():
     assert "low 16 bits cut off" not in _text("chapters/05_number_formats.md")
 
 
-# --- item 2: GEMM reuse is set by the output tile; the FP32 accumulator binds
+# --- GEMM reuse is set by the output tile; the FP32 accumulator binds
 
 
 def test_tile_problem_arithmetic():
@@ -111,7 +96,7 @@ def test_shared_memory_tile_is_64_per_clock():
     assert 'f_h200 = implied["H200"]' not in ch2
 
 
-# --- item 3: speculative decoding, the rule the formula gives
+# --- speculative decoding, the rule the formula gives
 
 
 def _spec(batch):
@@ -141,13 +126,7 @@ def test_speculation_still_gains_when_verification_is_compute_bound_and_loses_wh
     assert (w + 512 * kv) / h100.bandwidth > 512 * f / h100.peak_flops("bf16")  # plain decode: memory-bound
 
 
-def test_no_page_teaches_that_speculation_pays_only_while_decoding_is_memory_bound():
-    bad = re.compile(r"pays\s+only\s+while\s+(a\s+)?decoding", re.I)
-    hits = [rel for rel, text in _reader_pages().items() if bad.search(text)]
-    assert hits == []
-
-
-# --- item 4: MLA attends in the latent
+# --- MLA attends in the latent
 
 
 def test_absorbed_mla_decode_attention_does_about_242_flop_per_cached_byte():
@@ -161,7 +140,7 @@ def test_absorbed_mla_decode_attention_does_about_242_flop_per_cached_byte():
         assert "re-expand" not in _text(rel), rel
 
 
-# --- item 5: the evidence against "a third to a half"
+# --- the evidence against "a third to a half"
 
 
 def test_llama3_model_card_hours_imply_15_6_and_27_9_percent_mfu():
@@ -197,11 +176,6 @@ def test_the_mtnlg_production_run_is_its_own_entry_with_its_throughput():
     assert "smith2022mtnlg" in ch8 and "530B model trained on" not in ch8
 
 
-def test_no_page_states_a_third_to_a_half_as_the_mfu_rule():
-    hits = [rel for rel, text in _reader_pages().items() if "a third to a half" in text]
-    assert hits == []
-
-
 # --- minor: hwlib docstrings cite chapters, not section numbers that drift
 
 
@@ -218,7 +192,7 @@ def test_hwlib_docstrings_cite_no_book_section_numbers():
     assert "chapter 7" not in roof  # the roofline is chapter 6
 
 
-# --- item 7: one quantity, one value
+# --- one quantity, one value
 
 
 def test_littles_law_latency_is_the_published_pointer_chase_everywhere():
@@ -255,7 +229,7 @@ def test_formula_sheet_examples_match_the_chapters():
     assert "kv_bytes=memory.kv_cache_bytes_for(l3, 4096)" in f  # energy per token as chapter 9's table
 
 
-# --- item 10: primary sources
+# --- primary sources
 
 
 REJECTED_HOSTS = (
@@ -366,7 +340,7 @@ def test_h200_was_announced_in_2023():
     assert specs.get("H200").release_year == 2023 and specs.get("B200").release_year == 2024
 
 
-# --- item 9: build-machine results live in their own box
+# --- build-machine results live in their own box
 
 
 @pytest.mark.parametrize(
@@ -382,7 +356,7 @@ def test_build_machine_ratios_are_in_the_live_box(rel):
     text = _text(rel)
     assert ":::{admonition} On the machine that ran this page" in text
     for name in ("gap_fp32_spec", "gap_bf16_spec", "gap_fp32_meas", "hbm_vs_here", "f_live", "sk_own", "e7_fp32"):
-        for m in re.finditer(r"\{glue:text\}`%s`" % name, text):
+        for m in re.finditer(r"\{glue:text\}`" + name + "`", text):
             before = text[: m.start()]
             assert before.rfind(":::{admonition} On the machine that ran this page") > before.rfind("\n:::\n"), (
                 rel,

@@ -12,6 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import speed
 from hwlib.grading import identity, sandbox
 
 FIX = Path(__file__).parent / "fixtures" / "grading"
@@ -40,9 +41,9 @@ def grade(out, *subs, extra=()):
         "--jobs",
         "2",
         "--timeout-cell",
-        "3",
+        speed.arg(3),  # limits a correct notebook must stay under: scaled to this machine's speed
         "--timeout-total",
-        "60",
+        speed.arg(60),
         *extra,
     ]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
@@ -206,7 +207,7 @@ def test_under_bwrap_no_hidden_check_is_readable_from_the_kernel(batch):
 
 def test_without_a_sandbox_the_same_snoop_finds_the_hidden_checks(tmp_path):
     """Control for the test above: the snoop works, so its silence under bwrap means something."""
-    proc = grade(tmp_path, SUBS / "snoop.ipynb", extra=["--no-sandbox", "--timeout-cell", "4"])
+    proc = grade(tmp_path, SUBS / "snoop.ipynb", extra=["--no-sandbox", "--timeout-cell", speed.arg(4)])
     assert proc.returncode == 0 and "UNSANDBOXED" in proc.stderr
     seen = "".join(
         str(o.get("text", ""))
@@ -245,15 +246,15 @@ def test_grader_errors_still_write_results(tmp_path, monkeypatch):
 
 def test_a_hung_grader_worker_is_killed_and_its_submission_still_gets_a_result(tmp_path, monkeypatch):
     import time
+
     from hwlib.grading import grader, runner, spec
 
     ex = spec.load_exercise("ex01")
     monkeypatch.setattr(runner.Runner, "run", lambda self: time.sleep(120))
     shutil.copy(SUBS / "correct.ipynb", tmp_path / "a.ipynb")
-    t0 = time.monotonic()
     rows = grader.grade_batch(
         ex, [tmp_path / "a.ipynb"], tmp_path / "out", grader.configure(ex), progress=lambda *_: None, hard_limit=2
     )
-    assert time.monotonic() - t0 < 30
     ((stem, _, res),) = rows
+    # "was stopped" is written only for a worker still alive past hard_limit, i.e. killed, not waited for
     assert res["extra_data"]["status"] == "grader_error" and "was stopped" in res["output"]

@@ -1,4 +1,4 @@
-"""Issue 16: hostile submissions and instructor workflows, one section per class of problem.
+"""Hostile submissions and instructor workflows, one section per class of problem.
 
 Fixtures: tests/fixtures/grading/hostile/<class>/ (make_hostile.py there). Files that cannot be
 committed (a FIFO, a link to /dev/zero, a 30 MB file) are made here.
@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import speed
 from hwlib import cli
 from hwlib.grading import grader, identity, quantity, runner, sandbox, spec
 
@@ -64,7 +65,7 @@ def hostile(tmp_path_factory):
         "--jobs",
         "2",
         "--timeout-cell",
-        "4",
+        speed.arg(4),  # the correct notebooks must stay under it: scaled to this machine's speed
     )
     assert proc.returncode == 0, proc.stderr
     return out
@@ -80,7 +81,7 @@ def test_folder_names_are_unique_stable_and_outside_the_graders_namespace(tmp_pa
     assert folders[0] != "x" and folders[1].startswith("x-2-") and identity.folder_name("x.ipynb") == folders[0]
     assert all(f not in ("grades.csv", "pass_rates.csv", "submissions") for f in folders)
     both = {s.identity for s in identity.expand([HOST / "identity", HOST / "identity_other"])}
-    assert {"identity/x.ipynb", "identity_other/x.ipynb"} <= both  # issue 22: both graded, keyed by path
+    assert {"identity/x.ipynb", "identity_other/x.ipynb"} <= both  # both graded, keyed by path
 
 
 def test_regrading_one_file_touches_only_its_own_folder(tmp_path):
@@ -207,6 +208,8 @@ def _daemons():
     return left
 
 
+# It looks for any process carrying the daemon's marker, so it must not run while the `hostile` class's
+# daemon.ipynb is graded: under xdist --dist loadfile this file's tests run one after another.
 def test_even_unsandboxed_a_daemon_does_not_outlive_its_grading(tmp_path):
     proc = hwlib_grade(HOST / "sandbox" / "daemon.ipynb", "--out", tmp_path, "--no-sandbox")
     assert proc.returncode == 0, proc.stderr
@@ -218,10 +221,11 @@ def test_even_unsandboxed_a_daemon_does_not_outlive_its_grading(tmp_path):
 # 4. neighbours ----------------------------------------------------------------------------------
 
 
-def test_parallel_slots_get_disjoint_cpus():
-    slots = grader.cpu_slots(2)
-    if len(os.sched_getaffinity(0)) >= 2:
-        assert slots[0] and slots[1] and not set(slots[0]) & set(slots[1])
+def test_parallel_slots_get_disjoint_cpus(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 5})
+    assert grader.cpu_slots(2) == [(0, 2, 5), (1, 3)]
+    assert grader.cpu_slots(5) == [(0,), (1,), (2,), (3,), (5,)]
+    assert grader.cpu_slots(6) == [None] * 6  # fewer CPUs than slots: no pinning
     assert grader.cpu_slots(1) == [None]
 
 
@@ -254,11 +258,9 @@ def test_files_are_checked_before_they_are_read(tmp_path):
     with open(subs / "huge.ipynb", "wb") as fh:
         fh.truncate(30 * 2**20)
     ex = spec.load_exercise("ex01")
-    t0 = time.monotonic()
-    rows = grader.grade_batch(
+    rows = grader.grade_batch(  # a FIFO or /dev/zero read before the check would never return
         ex, identity.expand([subs]), tmp_path / "out", grader.configure(ex), progress=lambda *_: None
     )
-    assert time.monotonic() - t0 < 30
     got = {res["extra_data"]["file"]: res["extra_data"]["status"] for _, _, res in rows}
     assert got == {"fifo.ipynb": "not_a_file", "zero.ipynb": "not_a_file", "huge.ipynb": "too_large"}
 

@@ -1,4 +1,4 @@
-"""Issue 22: no learner, mistake or fault stops a class. One section per class of the issue; each
+"""No learner, mistake or fault stops a class. One section per kind of problem; each
 test builds its own hostile fixture (names and files git cannot hold are made here). Graded without
 bwrap (in-process, `use_bwrap=False`) so that these run on any machine; the sandboxed path is the
 same code with a different kernel command line (tests/test_grading_hostile.py)."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import speed
 from hwlib.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +68,7 @@ def test_inside_bwrap(tmp_path):
         str(ROOT / "tests"),
         str(sandbox.HWLIB_DIR),
     ]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env={"LEAKME": "1"}).stdout
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=speed.scaled(60), env={"LEAKME": "1"}).stdout
     assert "tests: False" in out and "hwlib: True" in out  # the repo is not mounted, hwlib is
     assert "write hwlib: False" in out and "write work: True" in out
     assert "net: False" in out

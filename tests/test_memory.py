@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import badinput
-
 from hwlib import memory, models
 
 

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import badinput
-
 from hwlib import parallel
 
 

@@ -6,9 +6,8 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from hwlib import bench, plot, tiling  # noqa: E402
-
 import gpu_standin as gs  # noqa: E402
+from hwlib import bench, plot, tiling  # noqa: E402
 
 
 def _lines(ax):

@@ -14,9 +14,11 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from hwlib import plot  # noqa: E402
+from hwlib import (
+    gallery,  # noqa: E402
+    plot,  # noqa: E402
+)
 from hwlib.bench import recorded  # noqa: E402
-from hwlib import gallery  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
@@ -95,7 +97,7 @@ def test_the_gallery_chart_tells_recorded_from_published_without_colour():
 
 
 def test_each_chart_of_chapters_1_to_5_has_one_home():
-    """Issue 13: the per-format matmul speed chart lives in chapter 2 and the peak-vs-bandwidth growth
+    """The per-format matmul speed chart lives in chapter 2 and the peak-vs-bandwidth growth
     chart in chapter 4; the other chapters cross-reference them instead of drawing near-copies."""
     pages = {p.name: p.read_text() for p in sorted((ROOT / "chapters").glob("*.md"))}
     speed = [

@@ -1,4 +1,4 @@
-"""One result model for every calculator (issue 15, item 2): each command's --json is the one
+"""One result model for every calculator: each command's --json is the one
 document of `hwlib.calculator.SCHEMA`; every formula text shown is the FORMULAS entry beside the
 function that computed the value (no copy in calculator.py or the cli modules); shared flags have
 one name, one type and one meaning across commands."""

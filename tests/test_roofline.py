@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import badinput
-
 from hwlib import roofline
 
 PI, BETA = 1e15, 2e12  # the seed's example machine (§4.2): ridge 500 FLOP/byte

@@ -11,8 +11,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from hwlib import collectives, goodput, memory, models, networks, plot, serving, specs  # noqa: E402
-from hwlib import serving_sim as sim  # noqa: E402
+from hwlib import (  # noqa: E402
+    collectives,
+    goodput,
+    memory,
+    models,
+    networks,
+    plot,
+    serving,
+    serving_sim as sim,  # noqa: E402
+    specs,
+)
 
 GIB = 2**30
 L3 = models.get("Llama 3 8B")

@@ -261,7 +261,7 @@ def test_the_default_precision_rule_has_one_home():
     assert hits == [], f"use Accelerator.default_precision(): {hits}"
 
 
-# ---- Parts added for what readers rent or own (issue 28). Published figures, not our own numbers. ----
+# ---- Parts for what readers rent or own. Published figures, not our own numbers. ----
 
 ADDED = ["MI325X", "MI355X", "Gaudi 3", "TPU v6e", "TPU7x", "GB200", "B300", "RTX 5090", "M4 Max"]
 

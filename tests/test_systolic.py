@@ -3,8 +3,7 @@ cycles, with the predicted (and far fewer than naive) memory fetches; tiling; tr
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from hwlib import systolic
 

@@ -6,9 +6,8 @@ import re
 
 import pytest
 
-from hwlib import specs
+from hwlib import gallery, specs
 from hwlib.bench import recorded
-from hwlib import gallery
 
 
 def fake_run(device="NVIDIA H100 80GB HBM3", kind="gpu"):

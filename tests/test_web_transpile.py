@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hwlib import calculator, memory, models, roofline, units
 import parity
+from hwlib import calculator, memory, models, roofline, units
 from hwlib.web import widgets
 from hwlib.web.transpile import Unsupported, to_js
 

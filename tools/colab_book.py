@@ -126,8 +126,9 @@ class Book:
     @cached_property
     def glossary(self) -> dict:
         """term (lower case) -> URL of its entry: the {glossary} directives of the book's pages."""
-        from colab_md import parser
         from sphinx.util.nodes import _make_id  # the id Sphinx gives a glossary term
+
+        from colab_md import parser
 
         terms = {}
         for doc in self.docs:

@@ -25,8 +25,8 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "_ext"))
-from colab_links import colab_notebook  # noqa: E402
 from colab_book import REGEN, Book  # noqa: E402,F401  (Book: the tests build one)
+from colab_links import colab_notebook  # noqa: E402
 from colab_md import Renderer  # noqa: E402
 
 MEASURES = re.compile(r"\bbench\.\w+\(|\bbackend\.(?:get|announce)\(|\bcollectives\.allreduce\(")

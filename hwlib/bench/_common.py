@@ -23,7 +23,7 @@ from hwlib import backend as _backend
 
 
 def now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
 
 
 def new_record(experiment: str, bk, title: str, parameters: dict, notes=()) -> dict:

@@ -32,7 +32,7 @@ E2_SKINNY_WEIGHT_BYTES = 16384 * 16384 * 2  # E2's GPU default skinny weight, fp
 BLOCK = 256
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _data(name: str) -> dict:
     return yaml.safe_load(resources.files("hwlib").joinpath("data", name).read_text())
 

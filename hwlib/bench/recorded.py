@@ -34,6 +34,7 @@ _REQUIRED = ("schema", "schema_version", "date", "device", "backend", "records")
 def versions(backend_name: str | None = None) -> dict:
     """Library versions that shaped the numbers."""
     import numpy as np
+
     import hwlib
 
     out = {
@@ -144,6 +145,7 @@ label = provenance.label  # 'recorded on <device>, <date>' for a run or one of i
 def published() -> list:
     """Published measurements (not ours) with a source each; fraction of spec added where known."""
     import yaml
+
     from hwlib import specs
 
     data = yaml.safe_load(PUBLISHED_PATH.read_text(encoding="utf-8"))

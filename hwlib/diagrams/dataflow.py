@@ -68,7 +68,7 @@ def _snapshot(ax, run, a, b, t, m, k, n):
     for r in range(k):  # A elements still waiting: A[i, r] enters grid row r at cycle i + r
         waiting = [i for i in range(m) if i + r > t]
         y = k - 1 - r
-        for j, i in enumerate(waiting[:3]):
+        for i in waiting[:3]:
             x = -0.75 - 0.7 * (i + r - t - 1)
             if x < -2.6:
                 break

@@ -4,10 +4,9 @@ networks.yaml)."""
 
 from __future__ import annotations
 
-
 from .. import networks, units
-from ._draw import FONT, MUTED, box, finish, plt, tint
 from ..plot import LINESTYLES, color
+from ._draw import FONT, MUTED, box, finish, plt, tint
 
 
 def nvswitch_vs_fattree(system_name: str = "DGX H100", nodes: int = 4):

@@ -7,7 +7,7 @@ the second by rows, one all-reduce at the end. Bytes from `hwlib.memory.zero_byt
 from __future__ import annotations
 
 from .. import memory, models, parallel, units
-from ._draw import FONT, MUTED, arrow, box, canvas, cell, finish, tint
+from ._draw import FONT, MUTED, arrow, batched, box, canvas, cell, finish, tint
 
 _STATES = [("fp16 weights", 2.0, "blue"), ("fp16 gradients", 2.0, "orange"), ("optimizer states", None, "bluish_green")]
 
@@ -21,49 +21,52 @@ def zero_stages(n_params: float = 7.5e9, n_devices: int = 4, optimizer_bytes_per
     full = 2 + 2 + k
     fig, ax = canvas(10.0, 4.0, (-3.0, n_devices * 2.6 + 2.2), (-0.6, 4 * 1.25 + 0.4))
     per = {}
-    for stage in range(4):
-        y = (3 - stage) * 1.25
-        per[stage] = memory.zero_bytes_per_device(n_params, n_devices, stage, k)
-        ax.text(
-            -2.9,
-            y + 0.45,
-            ["stage 0: replicate all", "stage 1: shard optimizer", "stage 2: + gradients", "stage 3: + weights"][stage],
-            ha="left",
-            va="center",
-            fontsize=FONT,
-            weight="bold",
-        )
-        for d in range(n_devices):
-            x = d * 2.6
-            parts = [(2.0, stage >= 3), (2.0, stage >= 2), (k, stage >= 1)]
-            cx = x
-            for (bytes_per, split), (_, _, col) in zip(parts, _STATES):
-                w = 2.3 * bytes_per / full
-                if split:  # everyone's slices drawn pale; this device's own slice solid
-                    for q in range(n_devices):
-                        cell(
-                            ax,
-                            cx + q * w / n_devices,
-                            y + 0.15,
-                            w / n_devices,
-                            0.6,
-                            tint(col, 0.75 if q == d else 0.08),
-                            lw=0.4,
-                        )
-                else:
-                    cell(ax, cx, y + 0.15, w, 0.6, tint(col, 0.75), lw=0.4)
-                cx += w
-            if stage == 0:
-                ax.text(x + 1.15, 4 * 1.25 + 0.1, f"device {d}", ha="center", fontsize=FONT)
-        ax.text(
-            n_devices * 2.6 + 0.05,
-            y + 0.45,
-            units.format_bytes(per[stage]),
-            ha="left",
-            va="center",
-            fontsize=FONT + 0.5,
-            weight="bold",
-        )
+    with batched(ax):  # up to 4 x N x N cells (25 000 for N = 64)
+        for stage in range(4):
+            y = (3 - stage) * 1.25
+            per[stage] = memory.zero_bytes_per_device(n_params, n_devices, stage, k)
+            ax.text(
+                -2.9,
+                y + 0.45,
+                ["stage 0: replicate all", "stage 1: shard optimizer", "stage 2: + gradients", "stage 3: + weights"][
+                    stage
+                ],
+                ha="left",
+                va="center",
+                fontsize=FONT,
+                weight="bold",
+            )
+            for d in range(n_devices):
+                x = d * 2.6
+                parts = [(2.0, stage >= 3), (2.0, stage >= 2), (k, stage >= 1)]
+                cx = x
+                for (bytes_per, split), (_, _, col) in zip(parts, _STATES):
+                    w = 2.3 * bytes_per / full
+                    if split:  # everyone's slices drawn pale; this device's own slice solid
+                        for q in range(n_devices):
+                            cell(
+                                ax,
+                                cx + q * w / n_devices,
+                                y + 0.15,
+                                w / n_devices,
+                                0.6,
+                                tint(col, 0.75 if q == d else 0.08),
+                                lw=0.4,
+                            )
+                    else:
+                        cell(ax, cx, y + 0.15, w, 0.6, tint(col, 0.75), lw=0.4)
+                    cx += w
+                if stage == 0:
+                    ax.text(x + 1.15, 4 * 1.25 + 0.1, f"device {d}", ha="center", fontsize=FONT)
+            ax.text(
+                n_devices * 2.6 + 0.05,
+                y + 0.45,
+                units.format_bytes(per[stage]),
+                ha="left",
+                va="center",
+                fontsize=FONT + 0.5,
+                weight="bold",
+            )
     ax.text(n_devices * 2.6 + 0.05, 4 * 1.25 + 0.1, "per device", ha="left", fontsize=FONT)
     x = 0.0
     for name, b, col in _STATES:

@@ -19,9 +19,9 @@ import shutil
 import signal
 import time
 import traceback
-from dataclasses import replace
-from datetime import datetime, timezone
-from multiprocessing.connection import wait
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
 import nbformat
@@ -29,7 +29,7 @@ import nbformat
 from . import classreport, identity, results, runner, text
 
 META_KEYS = ("run_id", "file", "learner", "file_sha256", "checks_sha256", "settings_sha256", "graded_at")
-GRADER_SIDE = ("grader_error",)
+GRADER_SIDE = ("grader_error",)  # statuses that mean the grader, not the learner, failed
 _STOP = {"active": False, "signal": None}  # a stop asked for by a signal while a batch runs
 
 
@@ -40,7 +40,7 @@ def request_stop(signum) -> bool:
     if _STOP["active"]:
         _STOP["signal"] = signum
         return True
-    return False  # statuses that mean the grader, not the learner, failed
+    return False
 
 
 def _subreaper() -> bool:
@@ -141,6 +141,103 @@ def cpu_slots(jobs: int) -> list[tuple | None]:
     return [tuple(cpus[i::jobs]) for i in range(jobs)]
 
 
+@dataclass
+class _Job:
+    """One submission being graded: its forked worker, the pipe its result comes back on, and the
+    CPU slot it holds until it ends."""
+
+    proc: multiprocessing.process.BaseProcess
+    sub: identity.Submission
+    meta: dict
+    reader: Connection
+    slot: int
+    started: float = field(default_factory=time.monotonic)
+    got: dict | None = None  # what arrived on the pipe ({} when something unreadable did)
+
+    def receive(self, timeout: float = 0.0) -> None:
+        """Take the worker's message off the pipe if one is there (within `timeout` seconds)."""
+        if self.got is None and self.reader.poll(timeout):
+            try:
+                self.got = self.reader.recv()
+            except Exception:
+                self.got = {}
+
+    def kill(self) -> None:
+        """SIGKILL the worker's process group (its kernel and what that started), or the worker."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            self.proc.kill()
+
+    def result(self, run_id: str) -> dict | None:
+        """The results the worker sent, if they are this run's and this file's; else None."""
+        got = self.got
+        ok = (
+            isinstance(got, dict)
+            and got.get("run_id") == run_id
+            and got.get("identity") == self.sub.identity
+            and isinstance(got.get("results"), dict)
+        )
+        return got if ok else None
+
+
+def _reusable(old: dict | None, sub, meta: dict, exercise) -> bool:
+    """With --resume: the result already in the submission's folder is for the same file content,
+    checks, settings, learner and exercise, and not one the grader itself failed."""
+    ex = (old or {}).get("extra_data", {})
+    return bool(
+        old
+        and meta["file_sha256"]
+        and ex.get("file") == sub.identity
+        and ex.get("learner") == meta["learner"]
+        and ex.get("exercise") == exercise.id
+        and ex.get("status") not in GRADER_SIDE
+        and all(ex.get(k) == meta[k] for k in ("file_sha256", "checks_sha256", "settings_sha256"))
+    )
+
+
+def _kill_all(jobs) -> None:
+    """SIGKILL every worker, also one whose start() an interrupt cut short before it was registered."""
+    procs = {job.proc.pid: job.proc for job in jobs}
+    procs.update({p.pid: p for p in multiprocessing.active_children()})
+    for proc in procs.values():
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            try:
+                proc.kill()
+            except Exception:
+                pass
+
+
+def _write_tables(out: Path, exercise, done: dict, extra_rows, say) -> None:
+    """grades.csv (a failure marks every result grader_error) and the tables beside it (a failure
+    there only warns: a table beside grades.csv never costs a grade)."""
+    try:
+        classreport.write_grades(out, exercise, done, extra_rows)
+    except OSError as exc:
+        say(f"hwlib: grader error: {out / classreport.GRADES} could not be written: {exc}")
+        for res in done.values():
+            res["extra_data"]["status"] = "grader_error"
+    tables = [
+        (classreport.write_manual, (out, exercise, done)),
+        (classreport.write_manual_pdfs, (out, exercise, done)),
+        (classreport.write_canvas, (out, exercise)),
+        (classreport.write_pass_rates, (out, exercise)),
+    ]
+    for table, args in tables:
+        try:
+            table(*args)
+        except Exception as exc:
+            say(f"hwlib: warning: {table.__name__}: {type(exc).__name__}: {exc}")
+
+
+def default_hard_limit(exercise, cfg: runner.RunConfig) -> float:
+    """Seconds a worker may run before it is killed: the notebook's total limit, each check's
+    extraction limit (+2 for the set-up), and 30 s per kernel start it may need."""
+    return cfg.timeout_total + cfg.extract_timeout * (len(exercise.checks) + 2) + 30 * (cfg.max_restarts + 3)
+
+
 def grade_batch(
     exercise,
     files,
@@ -166,165 +263,156 @@ def grade_batch(
     content and the same checks is not graded again. grade_one, expected_values and checks_digest
     are hwlib.grading.grader's (call `grader.grade_batch`, which passes them)."""
     subs = [f if isinstance(f, identity.Submission) else identity.Submission(Path(f), Path(f).name) for f in files]
-    subs_dir = out / identity.SUBMISSIONS
-    subs_dir.mkdir(parents=True, exist_ok=True)
-    expected = expected_values(exercise)
-    if hard_limit is None:
-        hard_limit = cfg.timeout_total + cfg.extract_timeout * (len(exercise.checks) + 2) + 30 * (cfg.max_restarts + 3)
-    run_id = secrets.token_hex(8)
-    digest = checks_digest(exercise)
-    settings = settings_digest(cfg)
-    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    batch_tmp = runner.runtime_dir("hwg-b-")  # short: the kernels' ipc sockets live under it
-    cfg = replace(cfg, tmp_root=batch_tmp)
-    ctx = multiprocessing.get_context("fork")
-    slots = cpu_slots(jobs)
-    free = list(range(max(1, jobs)))
-    todo, running, rows, done = list(subs), {}, [], {}
+    batch = _Batch(
+        exercise,
+        out,
+        cfg,
+        jobs,
+        progress,
+        default_hard_limit(exercise, cfg) if hard_limit is None else hard_limit,
+        roster,
+        digest=checks_digest(exercise),
+        settings=settings_digest(cfg),
+        worker_args=(grade_one, exercise, expected_values(exercise)),
+        secrets_paths=tuple(secrets_paths),
+    )
+    return batch.run(subs, resume, extra_rows)
 
-    def say(line):
+
+class _Batch:
+    """The state of one grade_batch call: the submissions waiting, the jobs running, the results."""
+
+    def __init__(
+        self, exercise, out, cfg, jobs, progress, hard_limit, roster, *, digest, settings, worker_args, secrets_paths
+    ):
+        self.exercise, self.out, self.progress, self.hard_limit, self.roster = (
+            exercise,
+            out,
+            progress,
+            hard_limit,
+            roster,
+        )
+        self.subs_dir = out / identity.SUBMISSIONS
+        self.subs_dir.mkdir(parents=True, exist_ok=True)
+        self.digest, self.settings = digest, settings
+        self.run_id = secrets.token_hex(8)
+        self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        self.tmp = runner.runtime_dir("hwg-b-")  # short: the kernels' ipc sockets live under it
+        self.cfg = replace(cfg, tmp_root=self.tmp)
+        self.worker_args, self.secrets_paths = worker_args, secrets_paths
+        self.ctx = multiprocessing.get_context("fork")
+        self.slots = cpu_slots(jobs)
+        self.free = list(range(max(1, jobs)))
+        self.running: dict[int, _Job] = {}  # by the worker's sentinel
+        self.rows: list[tuple[str, str, dict]] = []
+        self.done: dict[str, dict] = {}
+
+    def say(self, line: str) -> None:
         try:
-            progress(text.clean_str(line))
+            self.progress(text.clean_str(line))
         except (OSError, ValueError):  # a closed terminal (SIGHUP) must not stop the grading
             pass
 
-    def meta_for(sub):
+    def meta_for(self, sub) -> dict:
         data, _ = identity.read_submission(sub.path)
         return {
-            "run_id": run_id,
+            "run_id": self.run_id,
             "file": sub.identity,
-            "learner": classreport.learner_id(sub.identity, roster),
+            "learner": classreport.learner_id(sub.identity, self.roster),
             "file_sha256": identity.sha256(data) if data is not None else "",
-            "checks_sha256": digest,
-            "settings_sha256": settings,
-            "graded_at": started_at,
+            "checks_sha256": self.digest,
+            "settings_sha256": self.settings,
+            "graded_at": self.started_at,
         }
 
-    def finish(sub, res, executed=None, reused=False):
-        folder = subs_dir / sub.folder_name
+    def finish(self, sub, res: dict, executed: str | None = None, reused: bool = False) -> None:
         if not reused:
             try:
-                _write(folder, res, executed, exercise.title)
+                _write(self.subs_dir / sub.folder_name, res, executed, self.exercise.title)
             except OSError as exc:  # the output disk is full or gone: the grader's fault, named
                 res = results.not_graded(
-                    exercise,
+                    self.exercise,
                     f"grader error: the result could not be written ({exc.strerror or exc})",
                     submission=sub.identity,
                     status="grader_error",
                     meta={k: v for k, v in res.get("extra_data", {}).items() if k in META_KEYS},
                 )
-        rows.append((sub.folder_name, str(sub.path), res))
-        done[sub.folder_name] = res
-        say(
-            f"{sub.folder_name}: {res['score']:g}/{exercise.max_score:g}  "
+        self.rows.append((sub.folder_name, str(sub.path), res))
+        self.done[sub.folder_name] = res
+        self.say(
+            f"{sub.folder_name}: {res['score']:g}/{self.exercise.max_score:g}  "
             f"{res['extra_data']['status']}  {res['execution_time']:.1f} s" + ("  (resumed)" * reused)
         )
 
-    def fail(sub, meta, reason):
-        res = results.not_graded(exercise, reason, submission=sub.identity, status="grader_error", meta=meta)
-        finish(sub, res)
+    def start(self, sub, meta: dict) -> None:
+        slot = self.free.pop(0)
+        reader, writer = self.ctx.Pipe(duplex=False)
+        proc = self.ctx.Process(
+            daemon=True,  # never joined at exit: an interrupt during start() must not hang the grader
+            target=_worker,
+            args=(*self.worker_args, sub, self.cfg, self.secrets_paths, meta, writer, self.slots[slot]),
+        )
+        proc.start()
+        writer.close()
+        self.running[proc.sentinel] = _Job(proc, sub, meta, reader, slot)
 
-    _STOP.update(active=True, signal=None)
-    try:
-        while todo or running:
-            if _STOP["signal"] is not None:
-                raise KeyboardInterrupt(_STOP["signal"])
-            while todo and free:
-                sub = todo.pop(0)
-                meta = meta_for(sub)
-                if resume:
-                    old = classreport.load_previous(subs_dir / sub.folder_name)
-                    ex = (old or {}).get("extra_data", {})
-                    if (
-                        old
-                        and ex.get("file") == sub.identity
-                        and ex.get("file_sha256") == meta["file_sha256"]
-                        and ex.get("checks_sha256") == digest
-                        and ex.get("settings_sha256") == settings
-                        and ex.get("learner") == meta["learner"]
-                        and ex.get("exercise") == exercise.id
-                        and ex.get("status") not in GRADER_SIDE
-                        and meta["file_sha256"]
-                    ):
-                        finish(sub, old, reused=True)
-                        continue
-                slot = free.pop(0)
-                reader, writer = ctx.Pipe(duplex=False)
-                proc = ctx.Process(
-                    daemon=True,  # never joined at exit: an interrupt during start() must not hang the grader
-                    target=_worker,
-                    args=(grade_one, exercise, expected, sub, cfg, tuple(secrets_paths), meta, writer, slots[slot]),
-                )
-                proc.start()
-                writer.close()
-                running[proc.sentinel] = [proc, sub, meta, time.monotonic(), reader, None, slot]
-            if not running:
-                continue
-            waitables = list(running) + [r[4] for r in running.values() if r[5] is None]
-            wait(waitables, timeout=0.5)
-            for sentinel, entry in list(running.items()):
-                proc, sub, meta, t_start, reader, got, slot = entry
-                if got is None and reader.poll():
-                    try:
-                        got = entry[5] = reader.recv()
-                    except (EOFError, OSError, Exception):
-                        got = entry[5] = {}
-                overdue = time.monotonic() - t_start > hard_limit
-                if proc.is_alive() and not overdue:
-                    continue
-                reason = None
-                if proc.is_alive():
-                    try:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    except OSError:
-                        proc.kill()
-                    reason = f"grader error: grading took longer than {hard_limit:.0f} s and was stopped"
-                proc.join(5)
-                if got is None and reader.poll(0.1):
-                    try:
-                        got = reader.recv()
-                    except Exception:
-                        got = {}
-                reader.close()
-                del running[sentinel]
-                free.append(slot)
-                ok = (
-                    isinstance(got, dict)
-                    and got.get("run_id") == run_id
-                    and got.get("identity") == sub.identity
-                    and isinstance(got.get("results"), dict)
-                )
-                if reason or not ok:
-                    fail(sub, meta, reason or "grader error: the grading process ended without a result")
-                else:
-                    finish(sub, got["results"], got.get("executed"))
-    except BaseException:
-        # every worker, also one whose start() the interrupt cut short before it was registered
-        procs = {p.pid: p for p, *_ in running.values()}
-        procs.update({p.pid: p for p in multiprocessing.active_children()})
-        for proc in procs.values():
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                try:
-                    proc.kill()
-                except Exception:
-                    pass
-        raise
-    finally:
-        _STOP.update(active=False, signal=None)
-        shutil.rmtree(batch_tmp, ignore_errors=True)
-        if done:
-            try:
-                classreport.write_grades(out, exercise, done, extra_rows)
-            except OSError as exc:
-                say(f"hwlib: grader error: {out / classreport.GRADES} could not be written: {exc}")
-                for res in done.values():
-                    res["extra_data"]["status"] = "grader_error"
-            with_results = (classreport.write_manual, classreport.write_manual_pdfs)
-            for extra_table in with_results + (classreport.write_canvas, classreport.write_pass_rates):
-                try:
-                    extra_table(*((out, exercise, done) if extra_table in with_results else (out, exercise)))
-                except Exception as exc:  # a table beside grades.csv never costs a grade
-                    say(f"hwlib: warning: {extra_table.__name__}: {type(exc).__name__}: {exc}")
-    return rows
+    def end(self, sentinel: int, job: _Job) -> None:
+        """The worker exited or is overdue: kill it if needed, free its slot, record its result."""
+        reason = None
+        if job.proc.is_alive():
+            job.kill()
+            reason = f"grader error: grading took longer than {self.hard_limit:.0f} s and was stopped"
+        job.proc.join(5)
+        job.receive(timeout=0.1)
+        job.reader.close()
+        del self.running[sentinel]
+        self.free.append(job.slot)
+        got = job.result(self.run_id)
+        if reason or got is None:
+            reason = reason or "grader error: the grading process ended without a result"
+            res = results.not_graded(
+                self.exercise, reason, submission=job.sub.identity, status="grader_error", meta=job.meta
+            )
+            self.finish(job.sub, res)
+        else:
+            self.finish(job.sub, got["results"], got.get("executed"))
+
+    def fill(self, todo: list, resume: bool) -> None:
+        """Start workers while there are free slots (a resumable submission takes none)."""
+        while todo and self.free:
+            sub = todo.pop(0)
+            meta = self.meta_for(sub)
+            old = classreport.load_previous(self.subs_dir / sub.folder_name) if resume else None
+            if resume and _reusable(old, sub, meta, self.exercise):
+                self.finish(sub, old, reused=True)
+            else:
+                self.start(sub, meta)
+
+    def poll(self) -> None:
+        """Wait up to 0.5 s for a worker to send or end; end each that has ended or is overdue."""
+        running = self.running
+        wait([*running, *(job.reader for job in running.values() if job.got is None)], timeout=0.5)
+        for sentinel, job in list(running.items()):
+            job.receive()
+            if not job.proc.is_alive() or time.monotonic() - job.started > self.hard_limit:
+                self.end(sentinel, job)
+
+    def run(self, subs: list, resume: bool, extra_rows) -> list[tuple[str, str, dict]]:
+        todo = list(subs)
+        _STOP.update(active=True, signal=None)
+        try:
+            while todo or self.running:
+                if _STOP["signal"] is not None:
+                    raise KeyboardInterrupt(_STOP["signal"])
+                self.fill(todo, resume)
+                if self.running:
+                    self.poll()
+        except BaseException:
+            _kill_all(self.running.values())
+            raise
+        finally:
+            _STOP.update(active=False, signal=None)
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            if self.done:
+                _write_tables(self.out, self.exercise, self.done, extra_rows, self.say)
+        return self.rows

@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import quantity
-from . import spec
+from . import quantity, spec
 from .spec import Check
 
 _TRUE = {"true", "yes", "y"}

@@ -30,8 +30,8 @@ authenticate another check's record.
 from __future__ import annotations
 
 import ast
-import hmac
 import hashlib
+import hmac
 import os
 import secrets
 import stat

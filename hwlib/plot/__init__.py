@@ -305,7 +305,7 @@ def measured_roofline(records, spec=None, precision: str | None = None, ax=None,
     fig, ax = _axes(ax)
     spec = spec if spec is not None else records[0].get("device", {}).get("spec")
     series = []
-    for i, rec in enumerate(records):
+    for rec in records:
         for j, dt in enumerate(dict.fromkeys(r.get("dtype") for r in rec["results"])):
             rows = [r for r in rec["results"] if r.get("dtype") == dt and r.get("flops_per_s")]
             x, y = np.array([r["intensity"] for r in rows]), np.array([r["flops_per_s"] for r in rows])
@@ -376,13 +376,13 @@ def energy_per_operation(rows=None, ax=None):
     return fig, ax
 
 
-from hwlib.plot.sources import SOURCE_COLOR, source_bars  # noqa: E402,F401
-from hwlib.plot.bandwidth import bandwidth_sweep  # noqa: E402,F401
-from hwlib.plot.tiers import hierarchy_bars, tile_bars  # noqa: E402,F401
-from hwlib.plot.latency import divergence, littles_law  # noqa: E402,F401
-from hwlib.plot.systolic import array_frames, reuse_and_utilization  # noqa: E402,F401
 from hwlib.plot import balance as _balance  # noqa: E402
 from hwlib.plot.balance import fusion, kernels_vs_ridge, peak_vs_bandwidth  # noqa: E402,F401
+from hwlib.plot.bandwidth import bandwidth_sweep  # noqa: E402,F401
+from hwlib.plot.latency import divergence, littles_law  # noqa: E402,F401
+from hwlib.plot.sources import SOURCE_COLOR, source_bars  # noqa: E402,F401
+from hwlib.plot.systolic import array_frames, reuse_and_utilization  # noqa: E402,F401
+from hwlib.plot.tiers import hierarchy_bars, tile_bars  # noqa: E402,F401
 
 
 def skinny_matmul(record: dict, batch, models, recorded=(), own=None):
@@ -391,10 +391,6 @@ def skinny_matmul(record: dict, batch, models, recorded=(), own=None):
     return _balance.skinny_matmul(record, batch, models, recorded, own, sweep=matmul_sweep)
 
 
-from hwlib.plot.formats import bit_layout, format_accuracy, loss_scaling, peak_per_format, running_sum  # noqa: E402,F401
-from hwlib.plot.intensity import matmul_intensity_vs_size  # noqa: E402,F401
-from hwlib.plot.scaling import allreduce_traffic, bandwidth_tiers, ddp_efficiency, pipeline_bubble, zero_memory  # noqa: E402,F401
-from hwlib.plot.scaling import layout_breakdown  # noqa: E402,F401
 from hwlib.plot.budgets import (
     activations_vs_sequence,
     inference_memory,
@@ -402,6 +398,24 @@ from hwlib.plot.budgets import (
     training_memory,
     training_state,
 )  # noqa: E402,F401
+from hwlib.plot.formats import (  # noqa: E402,F401
+    bit_layout,
+    format_accuracy,
+    loss_scaling,
+    peak_per_format,
+    running_sum,
+)
+from hwlib.plot.intensity import matmul_intensity_vs_size  # noqa: E402,F401
+from hwlib.plot.kernels import stride_sweep, tile_sweep, wave_model  # noqa: E402,F401
+from hwlib.plot.pitfalls import dp_hiding, overhead_exposure, range_loss  # noqa: E402,F401
+from hwlib.plot.scaling import (  # noqa: E402,F401
+    allreduce_traffic,
+    bandwidth_tiers,
+    ddp_efficiency,
+    layout_breakdown,  # noqa: E402,F401
+    pipeline_bubble,
+    zero_memory,
+)
 from hwlib.plot.serving import (  # noqa: E402,F401
     decode_bound,
     decode_ceiling_vs_peak,
@@ -409,6 +423,4 @@ from hwlib.plot.serving import (  # noqa: E402,F401
     mfu_vs_batch,
     serving_pareto,
 )
-from hwlib.plot.pitfalls import dp_hiding, overhead_exposure, range_loss  # noqa: E402,F401
 from hwlib.plot.ticks import finish_axes, label_decades_only  # noqa: E402,F401
-from hwlib.plot.kernels import stride_sweep, tile_sweep, wave_model  # noqa: E402,F401

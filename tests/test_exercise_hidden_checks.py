@@ -56,11 +56,12 @@ def test_solutions_pass_the_hidden_checks(tmp_path):
 
 
 def test_measurements_are_recomputed_from_the_learners_own_samples(tmp_path):
-    """ex03: a gain typed in (or copied) instead of computed from the notebook's samples fails."""
+    """ex03: a gain and an MFU that do not follow from the notebook's own samples (typed in, copied
+    from another run: here 40 % above what the samples give, so no run can make them right) fail."""
     import nbformat
 
     nb = nbformat.read(ROOT / "exercises" / "ex03_measure_mfu" / "solution.ipynb", 4)
-    nb.cells.append(nbformat.v4.new_code_cell("mfu_gain = 30.0\nmfu_512 = 0.5"))  # plausible, not measured
+    nb.cells.append(nbformat.v4.new_code_cell("mfu_gain = 1.4 * mfu_gain\nmfu_512 = 1.4 * mfu_512"))
     nbformat.write(nb, tmp_path / "copied.ipynb")
     ex = spec.load_exercise("ex03_measure_mfu", HIDDEN)
     ((_, _, res),) = grader.grade_batch(

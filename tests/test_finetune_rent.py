@@ -99,14 +99,12 @@ def test_rent_fits_under_the_books_one_memory_budget():
     assert checked >= 10
 
 
-def test_one_recompute_convention_model_flops_at_the_mfu():
-    """rent, the calculator and `hwlib finetune` time a QLoRA run from the same model FLOPs (4ND):
-    recomputation lowers the MFU, it is not counted as more model FLOPs."""
+def _qlora_7b_on_a_t4(**extra):
+    """calculator.estimate asked, argument by argument, what rent's qlora-7b task asks on a T4."""
     from hwlib import calculator
 
     t = rent.TASKS["qlora-7b"]
-    r = rent.evaluate("qlora-7b", "T4")
-    est = calculator.estimate(
+    return calculator.estimate(
         t["model"],
         tokens=t["tokens"],
         gpu="T4",
@@ -116,7 +114,16 @@ def test_one_recompute_convention_model_flops_at_the_mfu():
         train_seq_len=t["seq_len"],
         micro_batch=t["batch"],
         recompute="full",
+        **extra,
     )
+
+
+def test_one_recompute_convention_model_flops_at_the_mfu():
+    """rent, the calculator and `hwlib finetune` time a QLoRA run from the same model FLOPs (4ND):
+    recomputation lowers the MFU, it is not counted as more model FLOPs."""
+    t = rent.TASKS["qlora-7b"]
+    r = rent.evaluate("qlora-7b", "T4")
+    est = _qlora_7b_on_a_t4()
     assert (
         r["flops"]
         == est.training_flops
@@ -131,22 +138,11 @@ def test_qlora_7b_on_a_t4_gives_the_same_hours_and_bytes_everywhere(capsys):
     logits of the loss) and one time (4ND at the MFU) for QLoRA 7B on a T4."""
     import json
 
-    from hwlib import calculator, cli
+    from hwlib import cli
 
     t = rent.TASKS["qlora-7b"]
     r = rent.evaluate("qlora-7b", "T4")
-    est = calculator.estimate(
-        t["model"],
-        tokens=t["tokens"],
-        gpu="T4",
-        mfu=t["mfu"],
-        finetune="qlora",
-        lora_rank=t["rank"],
-        train_seq_len=t["seq_len"],
-        micro_batch=t["batch"],
-        recompute="full",
-        price_per_hour=r["usd_per_hour"],
-    )
+    est = _qlora_7b_on_a_t4(price_per_hour=r["usd_per_hour"])
     shape = models.get(t["model"])
     logits = memory.logits_bytes(t["seq_len"], t["batch"], shape.vocab_size)
     assert logits == 2048 * 32000 * 4  # 262 MB of fp32 logits

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hwlib import cli, cli_calc, flops, memory, models, roofline, specs
+from hwlib import cli, flops, memory, models, roofline, specs
+from hwlib.cli import calc as cli_calc
 
 ROOT = Path(__file__).resolve().parents[1]
 H100 = specs.get("H100 SXM")

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from hwlib import calculator, cli, cli_calc, models
+from hwlib import calculator, cli, models
+from hwlib.cli import calc as cli_calc
 
 CASES = [
     (["--model", "llama-3-8b"], "Llama 3 8B"),

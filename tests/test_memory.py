@@ -188,7 +188,8 @@ def test_one_copy_of_each_formula_text():
     """The calculator and the command line print memory.FORMULAS, not their own copies."""
     import inspect
 
-    from hwlib import calculator, cli_calc
+    from hwlib import calculator
+    from hwlib.cli import calc as cli_calc
 
     for module in (calculator, cli_calc):
         source = inspect.getsource(module)

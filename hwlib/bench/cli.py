@@ -18,7 +18,7 @@ from hwlib import bench
 
 def _elements(text) -> int:
     """--n: a whole number of elements >= 1 ('0' is an error, not "the default size")."""
-    from hwlib.cli_calc import parse_whole
+    from hwlib.cli.calc import parse_whole
 
     return parse_whole(text)
 

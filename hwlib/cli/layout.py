@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import calculator, layout, models, specs, units
-from .cli_calc import flag, parse_count, parse_fraction, parse_whole
+from .. import calculator, layout, models, specs, units
+from .calc import flag, parse_count, parse_fraction, parse_whole
 
 F = layout.FORMULAS
 

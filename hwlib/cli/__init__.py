@@ -1,9 +1,11 @@
 """Command line: `hwlib <command> ...` (also `python -m hwlib ...`).
 
 Each command family registers itself from its own module so the calculators, the benchmarks and the
-grader stay separate: hwlib.cli_calc (specs, roofline, memory, train, decode, and the shared flag
-vocabulary and result view), hwlib.cli_plan (estimate, diagnose), hwlib.cli_models (moe, finetune,
-energy, speculative, rent), hwlib.bench.cli (bench) and hwlib.grading.cli (grade). Every calculator's
+grader stay separate: hwlib.cli.calc (specs, roofline, memory, train, decode, and the shared flag
+vocabulary and result view), hwlib.cli.plan (estimate, diagnose), hwlib.cli.models (moe, finetune,
+energy, speculative, rent), hwlib.cli.layout (plan-layout), hwlib.bench.cli (bench) and
+hwlib.grading.cli (grade). A new family is a module `hwlib/cli/<name>.py` with `register(subparsers)`,
+named in COMMAND_MODULES. Every calculator's
 --json is one document of `hwlib.calculator.SCHEMA`. Bad arguments: one line on stderr, exit status 2.
 `hwlib` alone prints the usage; output piped into `head` ends quietly. `hwlib --version` prints the
 edition (hwlib.__version__). The grader's commands need the `grading` extra (nbclient, nbformat,
@@ -19,8 +21,8 @@ import os
 import sys
 
 # Modules that define `register(subparsers)`; each subcommand sets `func(args) -> int`.
-COMMAND_MODULES = ["hwlib.cli_calc", "hwlib.cli_plan", "hwlib.cli_models", "hwlib.bench.cli", "hwlib.grading.cli"]
-COMMAND_MODULES.append("hwlib.cli_layout")  # plan-layout: the parallel-layout planner (chapter 7)
+COMMAND_MODULES = ["hwlib.cli.calc", "hwlib.cli.plan", "hwlib.cli.models", "hwlib.bench.cli", "hwlib.grading.cli"]
+COMMAND_MODULES.append("hwlib.cli.layout")  # plan-layout: the parallel-layout planner (chapter 7)
 # Commands that run notebooks, and the modules of the `grading` extra they import (pyproject.toml).
 GRADING_COMMANDS = ("grade", "grade-package")
 GRADING_MODULES = ("nbclient", "nbformat", "ipykernel")
@@ -32,20 +34,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .. import __version__
 
     parser = _Parser(prog="hwlib", description="Hardware for AI calculators, benchmarks and grader")
     parser.add_argument("--version", action="version", version=f"hwlib {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # that family is not installed/written yet
-                continue
-            raise
-        module.register(sub)
+    for name in COMMAND_MODULES:  # a name that does not import is an error, never a silently missing command
+        importlib.import_module(name).register(sub)
     return parser
 
 

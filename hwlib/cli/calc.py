@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import calculator, flops, memory, models, roofline, specs, units
-from .calculator import fmt
+from .. import calculator, flops, memory, models, roofline, specs, units
+from ..calculator import fmt
 
 GPU_HELP = (
     "accelerator from the spec sheet: "

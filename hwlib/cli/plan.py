@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from . import calculator, diagnose, models, specs
-from .cli_calc import flag, parse_context, parse_count, parse_whole
+from .. import calculator, diagnose, models, specs
+from .calc import flag, parse_context, parse_count, parse_whole
 
 
 def cmd_estimate(args) -> int:

@@ -11,8 +11,8 @@ mixtures of experts, LoRA/QLoRA, energy and renting, each line a formula next to
 
 from __future__ import annotations
 
-from . import attention, energy, finetune, flops, memory, models, moe, rent, specs, units
-from .cli_calc import Report, _bytes, flag, fmt, parse_count, parse_fraction, parse_whole
+from .. import attention, energy, finetune, flops, memory, models, moe, rent, specs, units
+from .calc import Report, _bytes, flag, fmt, parse_count, parse_fraction, parse_whole
 
 
 def _of(module, key):

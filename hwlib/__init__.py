@@ -10,5 +10,5 @@ from . import flops, formats, memory, models, parallel, roofline, specs, units  
 # (tests/test_project_meta.py).
 __version__ = "0.3.0"
 __all__ = ["specs", "roofline", "memory", "flops", "formats", "parallel", "models", "units"]
-# Also importable on demand (heavier or more specialised): hwlib.backend, hwlib.bench, hwlib.plot,
+# Also importable on demand (heavier or more specialised): hwlib.backend (hwlib.bench.backend), hwlib.bench, hwlib.plot,
 # hwlib.calculator, hwlib.diagnose, hwlib.systolic, hwlib.collectives, hwlib.grading, hwlib.web.

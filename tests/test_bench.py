@@ -129,7 +129,7 @@ BIG_VM_CACHES = {"l1_bytes": 48 << 10, "l2_bytes": 1 << 20, "l3_bytes": 480 << 2
 
 def test_e1_chunks_by_l2_not_by_a_huge_llc(monkeypatch):
     """A VM that reports a 480 MiB L3: the triad chunk still comes from the 1 MiB L2."""
-    from hwlib import device_info
+    from hwlib.bench import device_info
 
     monkeypatch.setattr(device_info, "_cpu_caches", lambda: dict(BIG_VM_CACHES))
     seen = []
@@ -394,7 +394,7 @@ def test_cli_all_saves_after_each_experiment(monkeypatch, tmp_path, capsys):
 
 @pytest.fixture
 def big_vm(monkeypatch):
-    from hwlib import device_info
+    from hwlib.bench import device_info
 
     monkeypatch.setattr(device_info, "_cpu_caches", lambda: dict(BIG_VM_CACHES))
     monkeypatch.setattr(device_info, "available_memory_bytes", lambda: 8 << 30)

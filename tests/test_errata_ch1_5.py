@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hwlib import cpuinfo, formats
+from hwlib import formats
+from hwlib.bench import cpuinfo
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("0[1-5]_*.md"))

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from hwlib import backend as _backend
+from hwlib.bench import backend as _backend
 
 
 def now() -> str:
@@ -243,7 +243,7 @@ def memory_cap(bk, fraction: float = 0.4, quick: bool = False):
     QUICK_CAP_BYTES for a quick run (None: no limit known, or a GPU)."""
     if bk.is_gpu:
         return None
-    from hwlib.device_info import available_memory_bytes
+    from hwlib.bench.device_info import available_memory_bytes
 
     avail = available_memory_bytes()
     cap = int(avail * fraction) if avail else None

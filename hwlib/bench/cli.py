@@ -51,7 +51,7 @@ def register(subparsers) -> None:
 
 
 def main(args) -> int:
-    from hwlib import backend
+    from hwlib.bench import backend
 
     progress = not args.quiet
     if args.name == "predict":

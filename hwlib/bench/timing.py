@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from hwlib import backend as _backend
+from hwlib.bench import backend as _backend
 
 
 @dataclass

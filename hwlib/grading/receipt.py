@@ -140,7 +140,7 @@ def recorded_bands(device_name: str, folder: Path | None = None) -> dict:
 def verify(raw, config: dict, submission_code: str, published_sha: str | None) -> tuple[bool, str]:
     """(passed, message) for a receipt against a check's `receipt:` config (functions, batches,
     layers, precision, min_samples, max_spread); see the module docstring for what is checked."""
-    from hwlib.spec_match import match_spec
+    from hwlib.bench.spec_match import match_spec
 
     if not isinstance(raw, str):
         return False, "expected the receipt made by hwlib.grading.receipt.make (a JSON string)"

@@ -23,7 +23,7 @@ import platform
 
 import numpy as np
 
-from hwlib.spec_match import match_spec
+from hwlib.bench.spec_match import match_spec
 
 
 def theoretical_bandwidth(memory_clock_hz: float, bus_width_bits: float) -> float:

@@ -27,7 +27,7 @@ import os
 import platform
 from dataclasses import dataclass
 
-from . import _check
+from .. import _check
 
 AMX_BF16_FLOP_PER_CYCLE = 1024  # per core, Intel 4th-gen Xeon (Sapphire Rapids) AMX-BF16
 DEFAULT_FMA_UNITS = 2  # assumption: two FMA pipes per core (recent Intel server, AMD Zen)

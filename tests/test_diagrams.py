@@ -1,4 +1,4 @@
-"""hwlib.diagrams: every diagram draws, carries alt text, and the numbers it prints come from the data
+"""hwlib.plot.diagrams: every diagram draws, carries alt text, and the numbers it prints come from the data
 files and the simulators (not typed into the drawing code)."""
 
 import math
@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import yaml
 
-from hwlib import collectives, diagrams, interconnect, memory, networks, parallel, specs, systolic
-from hwlib.diagrams import pipeline, ring
+from hwlib import collectives, interconnect, memory, networks, parallel, specs, systolic
+from hwlib.plot import diagrams
+from hwlib.plot.diagrams import pipeline, ring
 
 HIER = yaml.safe_load(resources.files("hwlib").joinpath("data", "hierarchy.yaml").read_text())
 
@@ -21,8 +22,9 @@ def v(rec):
 
 @pytest.mark.parametrize("name", diagrams.__all__[2:])
 def test_every_diagram_draws_with_alt_text(name, tmp_path):
-    fig = getattr(diagrams, name)()
+    fig, ax = getattr(diagrams, name)()  # the hwlib.plot convention: (fig, ax), ax a tuple for several panels
     assert isinstance(fig, matplotlib.figure.Figure)
+    assert ax == (fig.axes[0] if len(fig.axes) == 1 else tuple(fig.axes))
     fig.savefig(tmp_path / f"{name}.png", dpi=60)
     assert (tmp_path / f"{name}.png").stat().st_size > 5000
     alt = diagrams.alt_text(fig)
@@ -34,14 +36,14 @@ def test_every_diagram_draws_with_alt_text(name, tmp_path):
 
 def test_alt_text_refuses_other_figures():
     fig = matplotlib.pyplot.figure()
-    with pytest.raises(ValueError, match="hwlib.diagrams"):
+    with pytest.raises(ValueError, match="hwlib.plot.diagrams"):
         diagrams.alt_text(fig)
 
 
 def test_hierarchy_capacities_and_bandwidths_equal_the_data():
     gpu = specs.get("H200")
     cc = HIER["compute_capabilities"][HIER["parts"]["H200"]]
-    got = diagrams.labels(diagrams.memory_hierarchy("H200"))
+    got = diagrams.labels(diagrams.memory_hierarchy("H200")[0])
     assert got["registers"][0] == v(cc["registers_per_sm"]) * 4 * gpu.compute_units
     assert got["L1 / shared memory"][0] == v(cc["l1_shared_bytes_per_sm"]) * gpu.compute_units
     assert got["L2 cache"][0] == gpu.l2_bytes
@@ -56,7 +58,7 @@ def test_hierarchy_capacities_and_bandwidths_equal_the_data():
 
 
 def test_sm_counts_are_per_sm_data_over_partitions():
-    got = diagrams.labels(diagrams.sm("H100 SXM"))
+    got = diagrams.labels(diagrams.sm("H100 SXM")[0])
     cc = HIER["compute_capabilities"]["9.0"]
     parts = v(HIER["sm_partitions"]["9.0"]["sub_partitions_per_sm"])
     assert got["sub_partitions"] == parts == 4
@@ -69,7 +71,7 @@ def test_sm_counts_are_per_sm_data_over_partitions():
 
 
 def test_silicon_budget_counts_lanes_and_cache_from_data():
-    got = diagrams.labels(diagrams.silicon_budget())
+    got = diagrams.labels(diagrams.silicon_budget()[0])
     cpu = HIER["cpus"]["Xeon Platinum 8480+"]
     assert got["cpu_lanes"] == v(cpu["cores"]) * v(cpu["fp32_lanes_per_core"])
     h100 = specs.get("H100 SXM")
@@ -79,7 +81,7 @@ def test_silicon_budget_counts_lanes_and_cache_from_data():
 
 
 def test_hbm_stack_width_and_bandwidth_per_stack():
-    got = diagrams.labels(diagrams.hbm_stack("H100 SXM"))
+    got = diagrams.labels(diagrams.hbm_stack("H100 SXM")[0])
     assert got["stacks"] == 5 and got["bus_bits"] == 5120 and got["bits_per_stack"] == 1024
     assert got["bandwidth_per_stack"] == pytest.approx(specs.get("H100 SXM").bandwidth / 5)
     with pytest.raises(KeyError, match="HBM packaging"):
@@ -87,7 +89,7 @@ def test_hbm_stack_width_and_bandwidth_per_stack():
 
 
 def test_systolic_snapshot_matches_the_simulator():
-    fig = diagrams.systolic_dataflow(m=5, k=3, n=3, cycles=(1, 3, 5))
+    fig, _ = diagrams.systolic_dataflow(m=5, k=3, n=3, cycles=(1, 3, 5))
     got = diagrams.labels(fig)
     run = systolic.simulate(np.ones((5, 3)), np.ones((3, 3)), trace=True)
     assert got["compute_cycles"] == run.compute_cycles == systolic.compute_cycles(5, 3, 3)
@@ -103,14 +105,14 @@ def test_ring_replay_ends_with_every_contribution_and_formula_bytes(n):
     assert (states[-1] == 2**n - 1).all()  # everyone holds everyone's sum
     after_rs = states[n - 1]
     assert all((after_rs[r] == 2**n - 1).sum() == 1 for r in range(n))  # each rank owns one finished chunk
-    got = diagrams.labels(diagrams.ring_allreduce(n, 1e9))
+    got = diagrams.labels(diagrams.ring_allreduce(n, 1e9)[0])
     assert got["bytes_per_link"] == pytest.approx(parallel.ring_allreduce_bytes_per_link(1e9, n))
     assert got["counted_bytes_per_link"] == pytest.approx(got["bytes_per_link"])
     matplotlib.pyplot.close("all")
 
 
 def test_zero_labels_are_zero_bytes_per_device():
-    got = diagrams.labels(diagrams.zero_stages(7.5e9, 64))
+    got = diagrams.labels(diagrams.zero_stages(7.5e9, 64)[0])
     # Rajbhandari et al. 2020, Fig. 1: 7.5B parameters on 64 GPUs -> 120 / 31.4 / 16.6 / 1.9 GB
     for stage, paper in enumerate([120e9, 31.4e9, 16.6e9, 1.9e9]):
         assert got["bytes_per_device"][stage] == memory.zero_bytes_per_device(7.5e9, 64, stage)
@@ -128,7 +130,7 @@ def test_simulated_bubble_equals_the_formula(p, m, v):
 
 
 def test_pipeline_figure_bubble_and_activation_memory():
-    got = diagrams.labels(diagrams.pipeline_schedules(4, 8, 2))
+    got = diagrams.labels(diagrams.pipeline_schedules(4, 8, 2)[0])
     assert got["gpipe"]["bubble"] == pytest.approx(parallel.pipeline_bubble_fraction(4, 8))
     assert got["interleaved"]["bubble"] == pytest.approx(parallel.pipeline_bubble_fraction(4, 8, 2))
     assert got["gpipe"]["peak_activations"] == [8, 8, 8, 8]  # GPipe holds every micro-batch
@@ -140,7 +142,7 @@ def test_pipeline_figure_bubble_and_activation_memory():
 
 
 def test_tensor_parallel_mlp_bytes():
-    got = diagrams.labels(diagrams.tensor_parallel_mlp("Llama 3 8B", 4096, 4))
+    got = diagrams.labels(diagrams.tensor_parallel_mlp("Llama 3 8B", 4096, 4)[0])
     assert got["activation_bytes"] == 4096 * 4096 * 2
     assert got["bytes_sent_per_device"] == pytest.approx(2 * 3 / 4 * 4096 * 4096 * 2)
     # per layer, forward only: one of the two all-reduces tensor_parallel_comm_bytes counts
@@ -149,11 +151,11 @@ def test_tensor_parallel_mlp_bytes():
 
 
 def test_network_diagram_numbers_from_networks_yaml():
-    got = diagrams.labels(diagrams.nvswitch_vs_fattree())
+    got = diagrams.labels(diagrams.nvswitch_vs_fattree()[0])
     assert got["nvlink"] == networks.system("DGX H100").nvlink == 450e9
     assert got["egress"] == 8 * got["nic"] == 400e9
     assert got["nvswitches"] == 4
-    curves = diagrams.labels(diagrams.collective_costs(1e9))
+    curves = diagrams.labels(diagrams.collective_costs(1e9)[0])
     first = next(iter(curves.values()))
     assert first["allreduce_s"][0] == pytest.approx(networks.allreduce_time_s(1e9, 8))
     assert math.isclose(first["alltoall_s"][0], networks.alltoall_time_s(1e9, 8))
@@ -161,7 +163,7 @@ def test_network_diagram_numbers_from_networks_yaml():
 
 
 def test_every_chapter_diagram_cell_has_alt_text_and_a_caption():
-    """Each chapter cell that draws a hwlib.diagrams figure declares alt text and a caption in its
+    """Each chapter cell that draws a hwlib.plot.diagrams figure declares alt text and a caption in its
     MyST-NB metadata (the chapters' figure convention), and every diagram is used somewhere."""
     import re
     from pathlib import Path

@@ -118,7 +118,8 @@ def test_latencies_grow_down_the_hierarchy():
 
 
 def test_register_bandwidth_is_one_formula_for_the_pyramid_and_the_bars():
-    from hwlib import diagrams, hierarchy, specs
+    from hwlib import hierarchy, specs
+    from hwlib.plot import diagrams
 
     h200 = specs.get("H200")
     want = 3 * 4 * h200.peak_flops("fp32") / 2  # 3 FP32 operands per FMA, 2 FLOPs per FMA

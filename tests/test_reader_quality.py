@@ -14,11 +14,9 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from hwlib import (
-    gallery,  # noqa: E402
-    plot,  # noqa: E402
-)
+from hwlib import plot  # noqa: E402
 from hwlib.bench import recorded  # noqa: E402
+from hwlib.plot import gallery  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]

@@ -1,4 +1,4 @@
-"""hwlib.gallery: recorded runs next to the spec sheet, published numbers marked as not ours."""
+"""hwlib.plot.gallery: recorded runs next to the spec sheet, published numbers marked as not ours."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from hwlib import gallery, specs
+from hwlib import specs
 from hwlib.bench import recorded
+from hwlib.plot import gallery
 
 
 def fake_run(device="NVIDIA H100 80GB HBM3", kind="gpu"):

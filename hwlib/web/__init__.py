@@ -5,7 +5,7 @@
 
 `transpile.to_js` turns hwlib functions into JavaScript (one source of formulas: the page runs
 `hwlib.calculator.estimate` and `hwlib.roofline` themselves), `widgets` builds the self-contained
-HTML. (The gallery's tables are `hwlib.gallery`; the parity tests' inputs live in tests/parity.py.)
+HTML. (The gallery's tables are `hwlib.plot.gallery`; the parity tests' inputs live in tests/parity.py.)
 """
 
 from .transpile import Unsupported, to_js

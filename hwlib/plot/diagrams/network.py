@@ -4,8 +4,9 @@ networks.yaml)."""
 
 from __future__ import annotations
 
-from .. import networks, units
-from ..plot import LINESTYLES, color
+from hwlib import networks, units
+from hwlib.plot import LINESTYLES, color
+
 from ._draw import FONT, MUTED, box, finish, plt, tint
 
 

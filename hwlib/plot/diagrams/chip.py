@@ -11,7 +11,8 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.ticker import FuncFormatter, MultipleLocator
 
-from .. import specs, units
+from hwlib import specs, units
+
 from ._draw import FONT, INK, box, canvas, cell, data, finish, plt, sm_facts, tint, under_axes, value
 
 

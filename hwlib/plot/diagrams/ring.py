@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import collectives, units
+from hwlib import collectives, units
+
 from ._draw import FONT, INK, MUTED, cell, finish, plt, tint
 
 

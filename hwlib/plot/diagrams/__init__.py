@@ -1,7 +1,11 @@
 """Conceptual diagrams of the machine, drawn by code from the data files and the simulators.
 
-Each function returns a matplotlib Figure; `alt_text(fig)` gives its alt text and `labels(fig)` the
-numbers it printed (SI units), so a test can check each against hwlib/data and the simulators.
+Each function returns ``(fig, ax)`` like the rest of `hwlib.plot` (``ax`` a tuple of Axes for a figure
+of several panels); `alt_text(fig)` gives its alt text and `labels(fig)` the numbers it printed (SI
+units), so a test can check each against hwlib/data and the simulators.
+
+    from hwlib.plot import diagrams
+    fig, ax = diagrams.zero_stages(7.5e9, 4)
 
     silicon_budget()        CPU vs GPU: lanes and cache per lane          (chapter 1)
     sm()                    an SM and its sub-partitions                  (chapter 2)

@@ -4,8 +4,9 @@ The diagrams follow `hwlib.plot`: matplotlib's default opaque white figure (the 
 shows every cell image on a light card, so dark text on pale fills stays readable there and in the
 PDF), the Okabe–Ito colour-blind-safe palette, and no ``plt.show()``. Fills are pale tints of those
 colours with a dark outline, so shapes stay apart in greyscale print too; every colour also has a
-text label. Each diagram returns a matplotlib Figure carrying its alt text (`alt_text`) and the
-numbers it printed (`labels`), so tests can check them against the data files.
+text label. Each diagram returns ``(fig, ax)`` like every `hwlib.plot` function (``ax``: the Axes,
+or a tuple of them for a figure of several panels); the figure carries its alt text (`alt_text`)
+and the numbers it printed (`labels`), so tests can check them against the data files.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import yaml
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from .. import specs
-from ..plot import OKABE_ITO, plt
+from hwlib import specs
+from hwlib.plot import OKABE_ITO, plt
 
 INK = "#1a1a1a"  # text and outlines: near-black
 MUTED = "#555555"  # secondary text
@@ -141,17 +142,19 @@ def under_axes(ax, x: float, y: float, text: str, ha: str = "left"):
 
 
 def finish(fig, alt: str, labels: dict):
-    """Attach the alt text and the labelled numbers to the figure and return it."""
+    """Attach the alt text and the labelled numbers to the figure; return ``(fig, ax)``, ``ax`` the
+    figure's one Axes or the tuple of all of them."""
     fig.hwlib_alt_text = alt
     fig.hwlib_labels = dict(labels)
-    return fig
+    axes = tuple(fig.axes)
+    return fig, axes[0] if len(axes) == 1 else axes
 
 
 def alt_text(fig) -> str:
     """The alt text a diagram function attached to its figure (ValueError for other figures)."""
     text = getattr(fig, "hwlib_alt_text", None)
     if not text:
-        raise ValueError("this figure was not drawn by hwlib.diagrams (it carries no alt text)")
+        raise ValueError("this figure was not drawn by hwlib.plot.diagrams (it carries no alt text)")
     return text
 
 

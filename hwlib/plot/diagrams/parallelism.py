@@ -6,7 +6,8 @@ the second by rows, one all-reduce at the end. Bytes from `hwlib.memory.zero_byt
 
 from __future__ import annotations
 
-from .. import memory, models, parallel, units
+from hwlib import memory, models, parallel, units
+
 from ._draw import FONT, MUTED, arrow, batched, box, canvas, cell, finish, tint
 
 _STATES = [("fp16 weights", 2.0, "blue"), ("fp16 gradients", 2.0, "orange"), ("optimizer states", None, "bluish_green")]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.patches import Polygon
 
-from .. import hierarchy, interconnect, specs, units
+from hwlib import hierarchy, interconnect, specs, units
+
 from ._draw import FONT, INK, MUTED, canvas, data, finish, sm_facts, tint, value
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import systolic
+from hwlib import systolic
+
 from ._draw import FONT, INK, MUTED, C, arrow, cell, finish, plt, tint
 
 _ROW_COLOURS = ["blue", "vermillion", "bluish_green", "orange", "reddish_purple", "sky_blue", "yellow"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import _check, parallel
+from hwlib import _check, parallel
 
 
 @dataclass(frozen=True)

@@ -66,13 +66,15 @@ unit: venv
 
 # Lint and format check (ruff, pinned in pyproject's test group); `make test` runs it first, the
 # check that every file derived from _config.yml and hwlib.__version__ is current (tools/edition.py),
-# and the type check of the formula modules (mypy; [tool.mypy] in pyproject lists them). The same
+# the type check of the formula modules (mypy; [tool.mypy] in pyproject lists them) and hwlib's
+# declared layers (import-linter; [tool.importlinter] in pyproject). The same
 # commands run before each commit with `.venv/bin/pre-commit install` (.pre-commit-config.yaml).
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python tools/edition.py --check
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # Rewrite what is derived from _config.yml (repository.url, html.baseurl) and the version: install
 # cells, the intro's clone command, CITATION.cff, pyproject's URLs. Then `python tools/make_colab.py`.

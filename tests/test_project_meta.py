@@ -172,7 +172,7 @@ def test_pre_commit_runs_what_make_lint_runs():
         entries.append([w for w in hook["entry"].split() if w != "--force-exclude"])
     lint = [[w for w in cmd if w != "."] for cmd in _lint_commands()]  # make lint names the whole tree
     assert sorted(lint) == sorted(entries)
-    assert len(lint) == 4
+    assert len(lint) == 5
 
 
 def test_every_formula_module_is_type_checked_or_listed_as_not_yet():
@@ -181,6 +181,19 @@ def test_every_formula_module_is_type_checked_or_listed_as_not_yet():
     not_yet = {"specs", "diagnose"}  # mypy finds errors in these today; add them when fixed
     assert formula_modules - checked == not_yet
     assert {"roofline", "memory", "flops", "units", "parallel", "formats"} <= checked
+
+
+@pytest.mark.slow
+def test_the_declared_layers_hold():
+    """[tool.importlinter]'s contracts (layers, no cycles, no matplotlib in the cost models) are kept."""
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert " 0 broken." in proc.stdout
 
 
 @pytest.mark.slow

@@ -3,7 +3,7 @@
 Each command family registers itself from its own module so the calculators, the benchmarks and the
 grader stay separate: hwlib.cli.calc (specs, roofline, memory, train, decode, and the shared flag
 vocabulary and result view), hwlib.cli.plan (estimate, diagnose), hwlib.cli.models (moe, finetune,
-energy, speculative, rent), hwlib.cli.layout (plan-layout), hwlib.bench.cli (bench) and
+energy, speculative, rent), hwlib.cli.layout (plan-layout), hwlib.cli.bench (bench) and
 hwlib.grading.cli (grade). A new family is a module `hwlib/cli/<name>.py` with `register(subparsers)`,
 named in COMMAND_MODULES. Every calculator's
 --json is one document of `hwlib.calculator.SCHEMA`. Bad arguments: one line on stderr, exit status 2.
@@ -21,7 +21,7 @@ import os
 import sys
 
 # Modules that define `register(subparsers)`; each subcommand sets `func(args) -> int`.
-COMMAND_MODULES = ["hwlib.cli.calc", "hwlib.cli.plan", "hwlib.cli.models", "hwlib.bench.cli", "hwlib.grading.cli"]
+COMMAND_MODULES = ["hwlib.cli.calc", "hwlib.cli.plan", "hwlib.cli.models", "hwlib.cli.bench", "hwlib.grading.cli"]
 COMMAND_MODULES.append("hwlib.cli.layout")  # plan-layout: the parallel-layout planner (chapter 7)
 # Commands that run notebooks, and the modules of the `grading` extra they import (pyproject.toml).
 GRADING_COMMANDS = ("grade", "grade-package")

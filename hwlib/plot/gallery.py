@@ -208,7 +208,7 @@ def figure(runs=None, published=None):
     (fig, ax), or None when nothing has a spec to compare with."""
     import matplotlib.pyplot as plt
 
-    from hwlib import plot
+    from hwlib.plot._base import OKABE_ITO
 
     runs = recorded.load_available() if runs is None else runs
     published = published_rows() if published is None else published
@@ -227,8 +227,8 @@ def figure(runs=None, published=None):
         return None
     fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(bars) + 1.4), layout="constrained")
     style = {
-        "recorded": {"color": plot.OKABE_ITO["blue"], "hatch": ""},
-        "published": {"color": plot.OKABE_ITO["orange"], "hatch": "//"},
+        "recorded": {"color": OKABE_ITO["blue"], "hatch": ""},
+        "published": {"color": OKABE_ITO["orange"], "hatch": "//"},
     }
     for i, (_label, frac, kind) in enumerate(bars):
         ax.barh(

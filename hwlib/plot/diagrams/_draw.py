@@ -15,12 +15,13 @@ import contextlib
 from importlib import resources
 
 import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
 import yaml
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from hwlib import specs
-from hwlib.plot import OKABE_ITO, plt
+from hwlib.plot._base import OKABE_ITO
 
 INK = "#1a1a1a"  # text and outlines: near-black
 MUTED = "#555555"  # secondary text

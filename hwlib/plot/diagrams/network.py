@@ -5,7 +5,7 @@ networks.yaml)."""
 from __future__ import annotations
 
 from hwlib import networks, units
-from hwlib.plot import LINESTYLES, color
+from hwlib.plot._base import LINESTYLES, color
 
 from ._draw import FONT, MUTED, box, finish, plt, tint
 

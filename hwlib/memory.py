@@ -36,6 +36,7 @@ FORMULAS = {
     "tensor_parallel_devices": "t = min{t ≥ 1 : h mod t = 0, (W + r(t)·KV)·(1 + f) ≤ t·(GPU memory − C_ctx)}",
     "devices_needed": "⌈M·(1 + f) / (GPU memory − C_ctx)⌉",
     "sequences_that_fit": "B_max = ⌊(usable(M_GPU) − W) / M_KV(s)⌋",
+    "max_batch": "B_max = ⌊(usable(M_GPU) − N·b_w) / M_KV(s)⌋",
     "training_bytes_per_device": "M = state per GPU + activations",
     "training_bytes_per_device.logits": "M = state per GPU + activations + logits",
     "logits_bytes": "Z = s·b·V·4 B  (fp32 logits for the loss)",
@@ -305,6 +306,20 @@ def sequences_that_fit(
     kv = _check.positive("kv_bytes_per_sequence", kv_bytes_per_sequence)
     free = usable_bytes(capacity_bytes, headroom, context_bytes) - w
     return max(0, int(free // kv))
+
+
+def max_batch(model, seq_len, capacity_bytes, weights_dtype="bf16", kv_dtype="bf16") -> int:
+    """The largest decode batch of `seq_len`-token sequences one device holds for a named shape:
+    B_max = ⌊(usable(M_GPU) − N·b_w) / M_KV(s)⌋ (`sequences_that_fit` of `weights_bytes` and
+    `kv_cache_bytes_for`), 0 when the weights do not fit. `model`: a `hwlib.models` shape or its name;
+    `capacity_bytes`: the memory the device reports (`Accelerator.visible_memory_bytes`).
+
+    Llama 3 8B, bf16 weights and cache, 8,192 tokens, H100 SXM: ⌊(77.6e9 − 16.1e9) / 1.07e9⌋ = 57.
+    Source: chapter 8 (the batch the KV cache allows) and chapter 9 (headroom, CUDA context)."""
+    if isinstance(model, str):
+        model = models.get(model)
+    weights = weights_bytes(model.n_params(), weights_dtype)
+    return sequences_that_fit(weights, kv_cache_bytes_for(model, seq_len, dtype=kv_dtype), capacity_bytes)
 
 
 def devices_needed(need_bytes, capacity_bytes, headroom=HEADROOM, context_bytes=CUDA_CONTEXT_BYTES) -> int:

@@ -30,7 +30,7 @@ from types import MappingProxyType
 
 import yaml
 
-from . import _check, dtypes, sourced
+from . import _check, dtypes, roofline, sourced
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4")
 """The precisions the sheet has tensor-core rates for, in display order. `Accelerator.peak_flops`
@@ -38,9 +38,9 @@ accepts every format name of `hwlib.dtypes` and maps it to one of these ("fp8_e5
 
 FORMULAS = {
     "Accelerator.peak_flops": "π (spec sheet, dense)",
-    "Accelerator.ridge_point": "I* = π / β",
 }
-"""What the calculators print beside a number read from this sheet (the one copy)."""
+"""What the calculators print beside a number read from this sheet (the one copy). The ridge point
+is `roofline.ridge_point`'s, with its formula there: `Accelerator.ridge_point` calls it."""
 
 
 _NUMBER_FIELDS = (
@@ -123,8 +123,9 @@ class Accelerator:
         return self.memory_bytes * (1.0 if self.gpu_memory_fraction is None else self.gpu_memory_fraction)
 
     def ridge_point(self, precision: str) -> float:
-        """Machine balance I* = peak FLOP/s / bandwidth, in FLOP/byte (chapter 4; chapter 6)."""
-        return self.peak_flops(precision) / self.bandwidth
+        """Machine balance of this part in `precision`, FLOP/byte: `roofline.ridge_point` (I* = π / β,
+        chapter 4; chapter 6) of its dense peak and its memory bandwidth."""
+        return roofline.ridge_point(self.peak_flops(precision), self.bandwidth)
 
     def source(self, field_name: str) -> str:
         """Where a number came from. `field_name` is a field ("bandwidth") or a precision ("bf16")."""

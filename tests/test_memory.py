@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import badinput
-from hwlib import memory, models
+from hwlib import memory, models, specs
 
 
 @pytest.mark.parametrize(
@@ -381,3 +381,19 @@ def test_sequences_that_fit_use_the_usable_memory_after_the_weights():
     assert memory.sequences_that_fit(200e9, kv, h100.visible_memory_bytes()) == 0  # weights alone too big
     with pytest.raises(ValueError, match="kv_bytes_per_sequence"):
         memory.sequences_that_fit(w, 0, h100.visible_memory_bytes())
+
+
+def test_max_batch_is_the_kv_caches_that_fit_beside_the_weights():
+    h100 = specs.get("H100 SXM")
+    shape = models.get("Llama 3 8B")
+    kv = 2 * 32 * 8 * 128 * 8192 * 2  # 2·L·h_kv·d_head·s·b: 1 GiB per 8,192-token bf16 sequence
+    assert memory.kv_cache_bytes_for(shape, 8192) == kv
+    usable = (h100.visible_memory_bytes() - memory.CUDA_CONTEXT_BYTES) / (1 + memory.HEADROOM)
+    want = int((usable - 2 * shape.n_params()) // kv)
+    assert memory.max_batch(shape, 8192, h100.visible_memory_bytes()) == want == 57
+    assert memory.max_batch("Llama 3 8B", 8192, h100.visible_memory_bytes(), kv_dtype="fp8") == int(
+        (usable - 2 * shape.n_params()) // (kv / 2)
+    )
+    assert memory.max_batch("Llama 3 405B", 8192, h100.visible_memory_bytes()) == 0  # 810 GB of weights
+    with pytest.raises(ValueError, match="seq_len"):
+        memory.max_batch(shape, 0, h100.visible_memory_bytes())

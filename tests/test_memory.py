@@ -248,6 +248,7 @@ BAD = [
     (memory.gguf_bytes, dict(n_params=8e9, quant="Q4_K_Z"), "quant"),
     (memory.gguf_bytes, dict(n_params=-1), "n_params"),
     (memory.sequences_that_fit, dict(weights_bytes=-1, kv_bytes_per_sequence=1, capacity_bytes=1e9), "weights_bytes"),
+    (memory.max_batch, dict(model="Llama 3 8B", seq_len=4096, capacity_bytes=-1), "capacity_bytes"),
     (memory.weights_bytes, dict(n_params=float("nan")), "n_params"),
     (memory.training_state_bytes, dict(n_params=-7e9), "n_params"),
     (memory.training_state_breakdown, dict(n_params=float("inf")), "n_params"),

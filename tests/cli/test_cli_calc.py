@@ -13,7 +13,7 @@ import pytest
 from hwlib import cli, flops, memory, models, roofline, specs
 from hwlib.cli import calc as cli_calc
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 H100 = specs.get("H100 SXM")
 
 

@@ -446,7 +446,7 @@ def estimate(
     "Fits" and "GPUs needed" leave memory.HEADROOM and a CUDA context free (memory.fits,
     memory.devices_needed). serve_gpus: GPUs for serving (default: the fewest that hold weights + KV
     cache that way); decoding on several assumes an ideal split with no communication.
-    n_layers, n_kv_heads, head_dim: KV-cache shape when no ModelShape is given (exercise 1).
+    n_layers, n_kv_heads, head_dim: KV-cache shape when no ModelShape is given (Exercise 9.1).
     Returns an Estimate; `print(est)` shows every quantity with its formula.
 
     Each section is its own function, in this order: `_inputs` (checks and defaults), `_model_size`,

@@ -152,7 +152,7 @@ def _one_pass(a: np.ndarray, w: np.ndarray, size: int, trace: bool):
         done = busy[kt - 1, :nt]  # bottom row of the tile: finished dot products
         out[a_row[kt - 1, :nt][done], np.nonzero(done)[0]] = psum[kt - 1, :nt][done]
         c_writes += int(done.sum())
-        if trace:
+        if active is not None and rows is not None:
             active[t], rows[t] = busy, np.where(busy, a_row, -1)
     return out, macs, a_fetches, c_writes, active, rows
 

@@ -46,6 +46,8 @@ from __future__ import annotations
 import html
 import importlib
 import math
+import numbers
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import _check, finetune as ft, flops, memory, models, roofline, specs, units
@@ -65,10 +67,11 @@ class Quantity:
 
     def text(self) -> str:
         """The value in human units (GB, TFLOP/s, h, $), labelled; never used for arithmetic."""
-        v, u = self.value, self.unit
-        if isinstance(v, bool) or isinstance(v, str):
-            return str(v)
-        fmt = {
+        u = self.unit
+        if isinstance(self.value, bool) or not isinstance(self.value, numbers.Real):
+            return str(self.value)
+        v = float(self.value)
+        fmt: dict[str, Callable[[float], str]] = {
             "bytes": units.format_bytes,
             "FLOP": units.format_flops,
             "FLOP/s": units.format_rate,
@@ -248,7 +251,7 @@ MAX_PARAMS = 1e15
 def _owned_formulas() -> dict:
     """{"hwlib.module.function": [formula texts]}: every FORMULAS entry of the modules estimate draws on,
     under its function and (for variants such as "kv_cache_bytes.mla") under the function it refines."""
-    owned = {}
+    owned: dict[str, list[str]] = {}
     for module in (models, memory, flops, roofline, specs, ft):
         for name, text in module.FORMULAS.items():
             parts = name.split(".")
@@ -446,7 +449,7 @@ def estimate(
     "Fits" and "GPUs needed" leave memory.HEADROOM and a CUDA context free (memory.fits,
     memory.devices_needed). serve_gpus: GPUs for serving (default: the fewest that hold weights + KV
     cache that way); decoding on several assumes an ideal split with no communication.
-    n_layers, n_kv_heads, head_dim: KV-cache shape when no ModelShape is given (exercise 1).
+    n_layers, n_kv_heads, head_dim: KV-cache shape when no ModelShape is given (Exercise 9.1).
     Returns an Estimate; `print(est)` shows every quantity with its formula.
 
     Each section is its own function, in this order: `_inputs` (checks and defaults), `_model_size`,

@@ -71,7 +71,7 @@ _COMPUTE = (
     ("tensor cores", "lower-precision math", "fewer FLOPs", "more devices"),
     (_NOT_BW, "a part with more bandwidth but the same peak"),
 )
-KINDS = {  # kind -> side -> (remedies, will not help)
+KINDS: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {  # kind -> side -> (remedies, will not help)
     "generic": {
         "memory": (("fusion", "tiling", "quantization", "batching", "more bandwidth"), (_MORE_FLOPS, _MATH_ONLY)),
         "compute": _COMPUTE,
@@ -487,7 +487,7 @@ def tiers(flops, traffic, gpu, precision="bf16", *, name="kernel", mfu=1.0, on_c
         per[str(tier)] = kernel(flops, pair[0], rated, precision, name=name, bandwidth=pair[1], tier=str(tier))
     compute_s = float(flops) / (u * acc.peak_flops(precision))
     transfer = {t: d.bytes_moved / d.bandwidth for t, d in per.items()}
-    worst = max(transfer, key=transfer.get)
+    worst = max(transfer, key=lambda t: transfer[t])
     binding = worst if transfer[worst] > compute_s else "compute"
     inside = max([compute_s] + [t for k, t in transfer.items() if k in on_chip])
     exposed = sum(t for k, t in transfer.items() if k not in on_chip)

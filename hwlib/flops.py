@@ -156,7 +156,7 @@ def mfu(achieved_flops_per_s, peak_flops):
 def training_flops_per_s(n_params, tokens_per_s):
     """Model FLOP/s achieved by a training run: 6 · N · tokens/s  [FLOP/s] (numerator of MFU).
 
-    Source: exercise 3 ("count the FLOPs with the 6N rule"); chapter 9.
+    Source: Exercise 8.1 ("count the FLOPs with the 6N rule"); chapter 9.
     """
     return 6.0 * _check.positive("n_params", n_params) * _check.positive("tokens_per_s", tokens_per_s)
 

@@ -83,7 +83,8 @@ def nvlink(accelerator) -> Link:
     no interconnect figure for it (T4, L4 and RTX 4090 have no NVLink).
     """
     acc = specs.get(accelerator) if isinstance(accelerator, str) else accelerator
-    if getattr(acc, "interconnect_bandwidth", None) is None:
+    bandwidth = getattr(acc, "interconnect_bandwidth", None)
+    if bandwidth is None:
         raise ValueError(
             f"accelerator {acc.name!r} has no scale-up link in the spec sheet "
             f"(it talks to other GPUs over PCIe); use get('PCIe 4.0 x16') or similar"
@@ -91,7 +92,7 @@ def nvlink(accelerator) -> Link:
     return Link(
         f"{acc.interconnect} ({acc.name})",
         "scale-up",
-        acc.interconnect_bandwidth,
+        bandwidth,
         acc.source("interconnect_bandwidth"),
         acc.confidence("interconnect_bandwidth"),
         "spec-sheet figure, one direction (vendors quote twice this, both directions added)",

@@ -229,7 +229,7 @@ def kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, batch=1, dtype="bf16
 
     Uses the number of KV heads, so grouped-query attention (h_kv < h) shrinks it by h / h_kv.
     32 layers × 32 heads × 64 dims at 4,096 tokens in bf16: 1.07e9 B (= 1 GiB) per sequence.
-    Source: chapter 9 "Memory for inference"; exercise 1; Ainslie et al. 2023.
+    Source: chapter 9 "Memory for inference"; Exercise 9.1; Ainslie et al. 2023.
     """
     layers = _check.integer("n_layers", n_layers)
     heads = _check.integer("n_kv_heads", n_kv_heads)

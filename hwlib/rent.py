@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -27,7 +28,7 @@ from . import _check, calculator, flops, memory, models, specs
 
 DATA_PATH = Path(__file__).with_name("data") / "prices.yaml"
 
-TASKS = {
+TASKS: dict[str, dict[str, Any]] = {
     "qlora-7b": {
         "title": "fine-tune Llama 2 7B with QLoRA",
         "model": "Llama 2 7B",

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import yaml
 
@@ -173,7 +174,8 @@ def _accelerator(name: str, raw: dict, sources: Mapping[str, str]) -> Accelerato
             raise ValueError(f"{name}: missing required field {required!r}")
     if raw["kind"] not in _KINDS:
         raise ValueError(f"{name}.kind must be one of {_KINDS}; got {raw['kind']!r}")
-    values, srcs, confs, flops = {}, {}, {}, {}
+    values: dict[str, Any] = {}
+    srcs, confs, flops = {}, {}, {}
     for key in _NUMBER_FIELDS:
         if key in raw:
             values[key], srcs[key], confs[key] = _number(
@@ -194,12 +196,16 @@ def _accelerator(name: str, raw: dict, sources: Mapping[str, str]) -> Accelerato
     return Accelerator(
         name=name,
         **values,
-        **{k: str(raw[k]) for k in _TEXT_FIELDS if k in raw},
+        **_texts(raw),
         aliases=tuple(str(a) for a in aliases),
         flops=MappingProxyType(flops),
         sources=MappingProxyType(srcs),
         confidences=MappingProxyType(confs),
     )
+
+
+def _texts(raw: dict) -> dict[str, Any]:
+    return {k: str(raw[k]) for k in _TEXT_FIELDS if k in raw}
 
 
 def parse(raw: dict) -> dict[str, Accelerator]:
@@ -210,7 +216,8 @@ def parse(raw: dict) -> dict[str, Accelerator]:
     sources = raw["sources"]
     if not isinstance(sources, dict) or not builtins.all(isinstance(v, str) and v.strip() for v in sources.values()):
         raise ValueError("`sources` must map ids to non-empty descriptions")
-    table, owner = {}, {}
+    table: dict[str, Accelerator] = {}
+    owner: dict[str, str] = {}
     for name, entry in raw["accelerators"].items():
         acc = _accelerator(str(name), entry, sources)
         for label in (acc.name, *acc.aliases):

@@ -20,7 +20,7 @@ and the cells do useful work a fraction m k n / (s^2 (m + k + n - 2)) of the tim
 rows (a big batch) hides the fill and drain. Fetches from memory: each weight once (k n) and each
 element of A once per pass (m k), against 2 m n k for a naive triple loop that fetches both operands
 of every multiply-add. Bigger matrices are split into s x s tiles of B, one pass per tile, so A is
-fetched once per column of tiles: k n + m k ceil(n / s)  (N^2 + N^3/s for square N; exercise 7).
+fetched once per column of tiles: k n + m k ceil(n / s)  (N^2 + N^3/s for square N; Exercise 3.1).
 
 >>> r = simulate(np.arange(6.).reshape(2, 3), np.ones((3, 3)))
 >>> r.product.tolist(), r.compute_cycles, r.fetches, r.naive_fetches
@@ -152,7 +152,7 @@ def _one_pass(a: np.ndarray, w: np.ndarray, size: int, trace: bool):
         done = busy[kt - 1, :nt]  # bottom row of the tile: finished dot products
         out[a_row[kt - 1, :nt][done], np.nonzero(done)[0]] = psum[kt - 1, :nt][done]
         c_writes += int(done.sum())
-        if trace:
+        if active is not None and rows is not None:
             active[t], rows[t] = busy, np.where(busy, a_row, -1)
     return out, macs, a_fetches, c_writes, active, rows
 

@@ -264,6 +264,16 @@ def test_small_book_renders_every_construct(tmp_path):
     assert code[1].metadata == {} and "cellView" not in code[1].metadata
 
 
+def test_a_literal_include_shows_the_function_from_the_library(tmp_path):
+    book = small_book(tmp_path)
+    (tmp_path / "hwlib").mkdir()
+    (tmp_path / "hwlib" / "m.py").write_text("X = 1\n\n\n@decorated\ndef f(a):\n    return a\n\n\ndef g():\n    pass\n")
+    md = Renderer(book).markdown("```{literalinclude} ../hwlib/m.py\n:pyobject: f\n```", "chapters/01_x")
+    assert md == "```python\n@decorated\ndef f(a):\n    return a\n```"
+    with pytest.raises(ValueError, match="no function or class 'h'"):
+        Renderer(book).markdown("```{literalinclude} ../hwlib/m.py\n:pyobject: h\n```", "chapters/01_x")
+
+
 def test_check_detects_drift_and_names_the_command(tmp_path):
     book = small_book(tmp_path)
     assert any("missing" in p and REGEN in p for p in make_colab.problems(book))

@@ -175,11 +175,10 @@ def test_pre_commit_runs_what_make_lint_runs():
     assert len(lint) == 5
 
 
-def test_every_formula_module_is_type_checked_or_listed_as_not_yet():
+def test_every_formula_module_is_type_checked():
     checked = {Path(f).stem for f in pyproject()["tool"]["mypy"]["files"]}
     formula_modules = {p.stem for p in (ROOT / "hwlib").glob("*.py") if re.search(r"^FORMULAS\b", p.read_text(), re.M)}
-    not_yet = {"specs", "diagnose"}  # mypy finds errors in these today; add them when fixed
-    assert formula_modules - checked == not_yet
+    assert formula_modules - checked == set()
     assert {"roofline", "memory", "flops", "units", "parallel", "formats"} <= checked
 
 

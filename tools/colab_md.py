@@ -11,9 +11,11 @@ ValueError naming the page, so a new construct cannot slip through raw.
 
 from __future__ import annotations
 
+import ast
 import html
 import posixpath
 import re
+from pathlib import Path
 
 from markdown_it import MarkdownIt
 from mdit_py_plugins.amsmath import amsmath_plugin
@@ -57,6 +59,21 @@ PLACE = [
 ]
 # What must not be left in the Colab edition's prose (the book's build machine is not the learner's).
 BUILD_PHRASES = re.compile(r"(?:built|builds|ran) this page|[Oo]n this build\b|page was built|the build machine\b")
+
+
+def python_object(root: Path, path: str, options: dict, doc: str) -> str:
+    """The source a `{literalinclude}` with `:pyobject:` shows (what Sphinx's directive shows): a
+    function or class of `path`, relative to the page, found with `ast`."""
+    name = options.get("pyobject")
+    if not name:
+        raise ValueError(f"{doc}: the Colab edition renders {{literalinclude}} only with :pyobject:")
+    file = (root / posixpath.dirname(doc) / path).resolve()
+    source = file.read_text()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            return "\n".join(source.splitlines()[first - 1 : node.end_lineno])
+    raise ValueError(f"{doc}: {{literalinclude}} {path}: no function or class {name!r}")
 
 
 def parser() -> MarkdownIt:
@@ -216,6 +233,8 @@ class Renderer:
             return f"> **{self.inline(title, doc)}**\n>\n{quoted}"
         if name in ("code-block", "code", "sourcecode"):
             return f"```{arg.strip()}\n{body.rstrip()}\n```"
+        if name == "literalinclude":
+            return f"```python\n{python_object(self.book.root, arg.strip(), options, doc)}\n```"
         if name == "math":
             label = options.get("label") or options.get("name")
             tag = f"\n\\tag{{{self.book.equation(label, doc)[0]}}}" if label else ""

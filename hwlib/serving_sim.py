@@ -40,6 +40,11 @@ import numpy as np
 from . import _check, memory, models, serving, specs
 
 POLICIES = ("continuous", "static")
+ADMISSIONS = ("optimistic", "reserve")
+"""How the scheduler admits: `optimistic` takes blocks as tokens are written and preempts when the
+pool runs dry (vLLM); `reserve` admits a request only when the blocks for its prompt and its whole
+output are free and holds them from the start, so nothing is ever preempted (TensorRT-LLM's
+guaranteed-no-evict scheduling)."""
 LENGTHS = ("geometric", "fixed")
 """Length distributions: geometric with the given mean (chat-like: many short, a long tail), or every
 request exactly at the mean (the fixed ISL/OSL of engine benchmarks)."""
@@ -82,6 +87,7 @@ class Engine:
     prefix_hit_rate: float = 0.0
     tp_s_per_step: float = 0.0
     tp_s_per_token: float = 0.0
+    admission: str = "optimistic"
 
     def __post_init__(self):
         for name in ("n_params", "weights_bytes", "bytes_per_token", "peak_flops", "bandwidth"):
@@ -93,6 +99,7 @@ class Engine:
         if self.prefix_hit_rate >= 1:
             raise ValueError(f"prefix_hit_rate must be in [0, 1); got {self.prefix_hit_rate!r}")
         _check.choice("policy", self.policy, POLICIES)
+        _check.choice("admission", self.admission, ADMISSIONS)
         if self.max_batched_tokens < self.max_seqs:
             raise ValueError(
                 f"max_batched_tokens ({self.max_batched_tokens}) must be >= max_seqs ({self.max_seqs}): "
@@ -403,7 +410,10 @@ def _arrive(st):
 
 
 def _need_blocks(engine, st, i):
-    """Blocks request i needs to be admitted: its prompt and the output it has made so far."""
+    """Blocks request i needs to be admitted: its prompt and the output it has made so far (with
+    `reserve` admission: its prompt and its whole output)."""
+    if engine.admission == "reserve":
+        return blocks_of(st["prompt"][i] + st["output"][i], engine.block_tokens)
     return blocks_of(st["prompt"][i] + st["generated"][i], engine.block_tokens)
 
 
@@ -421,6 +431,9 @@ def _admit(engine, st):
         goal = st["prompt"][i] + st["generated"][i]
         hit = min(int(engine.prefix_hit_rate * st["prompt"][i]), goal - 1)
         st["goal"][i] = goal
+        if engine.admission == "reserve":
+            st["held"][i] = _need_blocks(engine, st, i)
+            st["free"] = st["free"] - st["held"][i]
         if st["prefilled"] and st["generated"][i] == 0:
             _admit_prefilled(engine, st, i)
         else:
@@ -432,8 +445,9 @@ def _admit_prefilled(engine, st, i):
     """A request whose cache arrives written: it holds its blocks and has emitted its first token."""
     held = blocks_of(st["prompt"][i], engine.block_tokens)
     st["cached"][i] = st["prompt"][i]
-    st["held"][i] = held
-    st["free"] = st["free"] - held
+    if st["held"][i] < held:
+        st["free"] = st["free"] - (held - st["held"][i])
+        st["held"][i] = held
     st["generated"][i] = 1
     st["first"][i] = st["arrival"][i]
     st["prefilling"][i] = False
@@ -568,21 +582,27 @@ def _total(values):
 
 
 def _preempt(engine, st):
-    """Schedule the step, preempting the newest sequences until its blocks are free. Returns
-    (run, new, extra) or None when every sequence was preempted."""
+    """Schedule the step, preempting the newest sequences until its blocks are free (each victim's
+    blocks return to the pool and its own demand leaves the step; then the step is scheduled again).
+    Returns (run, new, extra), or None when every sequence was preempted."""
     while True:
         run = list(st["running"])
         new = _schedule(engine, st, run)
         extra = _extra_blocks(engine, st, run, new)
-        if _total(extra) <= st["free"]:
+        short = _total(extra) - st["free"]
+        if short <= 0:
             return run, new, extra
-        victim = st["running"].pop()
-        st["free"] = st["free"] + st["held"][victim]
-        st["held"][victim] = 0
-        st["cached"][victim] = 0
-        st["prefilling"][victim] = False
-        st["waiting"].insert(0, victim)
-        st["preemptions"] = st["preemptions"] + 1
+        x = len(run) - 1
+        while short > 0 and x >= 0:
+            victim = st["running"].pop()
+            short = short - extra[x] - st["held"][victim]
+            st["free"] = st["free"] + st["held"][victim]
+            st["held"][victim] = 0
+            st["cached"][victim] = 0
+            st["prefilling"][victim] = False
+            st["waiting"].insert(0, victim)
+            st["preemptions"] = st["preemptions"] + 1
+            x = x - 1
         if not st["running"]:
             return None
 

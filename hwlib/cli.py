@@ -21,6 +21,7 @@ import sys
 # Modules that define `register(subparsers)`; each subcommand sets `func(args) -> int`.
 COMMAND_MODULES = ["hwlib.cli_calc", "hwlib.cli_plan", "hwlib.cli_models", "hwlib.bench.cli", "hwlib.grading.cli"]
 COMMAND_MODULES.append("hwlib.cli_layout")  # plan-layout: the parallel-layout planner (chapter 7)
+COMMAND_MODULES.append("hwlib.cli_serve")  # serve: the serving planner (chapter 12)
 # Commands that run notebooks, and the modules of the `grading` extra they import (pyproject.toml).
 GRADING_COMMANDS = ("grade", "grade-package")
 GRADING_MODULES = ("nbclient", "nbformat", "ipykernel")

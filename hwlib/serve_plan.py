@@ -121,7 +121,7 @@ def replica(model, gpu, precision, tp, *, kv_dtype=None, utilization=0.9, block_
     kv = p if kv_dtype is None else kv_dtype
     n = shape.n_params()
     w = memory.weights_bytes(n, p) / tp
-    q = memory.kv_cache_bytes_for(shape, 1, 1, kv) / tp
+    q = shape.kv_cache_bytes(1, 1, kv) / tp  # memory.kv_cache_bytes_for of a ModelShape
     left = _check.fraction("utilization", utilization) * acc.visible_memory_bytes() - w - OVERHEAD_BYTES
     if left <= block_tokens * q:
         need = (w + OVERHEAD_BYTES) / 2**30
@@ -257,7 +257,9 @@ def _candidate(rep, args, gpus_per_replica, price, max_gpus):
         return out
     g = r * gpus_per_replica
     tokens_s = args["rate_rps"] * args["mean_output"]
-    out.update(gpus=g, goodput_rps=args["rate_rps"] * judged["attainment"], tokens_per_gpu_s=tokens_s / g)
+    out["gpus"] = g
+    out["goodput_rps"] = args["rate_rps"] * judged["attainment"]
+    out["tokens_per_gpu_s"] = tokens_s / g
     out["usd_per_hour"] = None if price is None else g * price
     out["usd_per_million_tokens"] = None if price is None else g * price / (3600.0 * tokens_s) * 1e6
     return out

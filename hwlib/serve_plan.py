@@ -38,7 +38,7 @@ from pathlib import Path
 
 import yaml
 
-from . import _check, layout, memory, models, serving, serving_sim as sim, specs
+from . import _check, layout, memory, models, rent, serving, serving_sim as sim, specs
 
 FORMULAS = {
     "tp_degrees": "t | n_heads,  t | n_kv_heads,  t ≤ NVLink domain",
@@ -70,6 +70,18 @@ OVERHEAD_BYTES = serving.gib(
 """O: memory outside weights and cache per GPU, from vLLM's report for Llama 3 8B on one H100."""
 ACTIVATION_BYTES = 2.0
 """Bytes per value of the activations TP all-reduces (bf16, also in fp8 serving)."""
+
+
+def _listed_prices() -> dict:
+    out: dict = {}
+    for p in rent.prices():
+        if p.accelerator not in out or p.usd_per_hour < out[p.accelerator]:
+            out[p.accelerator] = p.usd_per_hour
+    return out
+
+
+LISTED_PRICES = _listed_prices()
+"""The cheapest dated price per GPU-hour of each accelerator in hwlib/data/prices.yaml (`hwlib.rent`)."""
 REFUSED = {
     "speculative": "speculative decoding (draft tokens verified in one step) is not modelled",
     "pipeline_parallel": "pipeline-parallel serving is not modelled: replicas are tensor-parallel only",
@@ -294,8 +306,8 @@ def plan(model="Llama 3 8B", gpu="H100 SXM", precision=None, rate_rps=10.0, prom
     replicas meeting both SLOs at the `percentile` in simulation, and the cheapest configuration.
     Returns a dict: "inputs", "candidates" (one per t, each with its replicas, GPUs, KV blocks, max
     concurrency, judged percentiles, goodput, $/h, $/M tokens, or the reason it fails), "best" (the
-    fewest GPUs, then the cheapest), "fragmentation" of the sampled lengths. Prices: the spec sheet's
-    per GPU-hour unless `usd_per_gpu_hour`. ValueError for what it cannot model (`REFUSED`)."""
+    fewest GPUs, then the cheapest), "fragmentation" of the sampled lengths. Prices per GPU-hour:
+    `usd_per_gpu_hour`, else the spec sheet's, else the cheapest in hwlib/data/prices.yaml. ValueError for what it cannot model (`REFUSED`)."""
     shape, acc = _shape(model), specs.get(gpu)
     _refuse(shape, speculative, pipeline_parallel)
     p = _precision(acc, precision)
@@ -347,14 +359,31 @@ def _evaluate(shape, acc, p, t, options, args, price, max_gpus):
 
 
 def _best(candidates):
+    """The candidate with the fewest GPUs; among equals the cheapest, then the lowest TP."""
     best = None
     for c in candidates:
-        if c["replicas"] is None:
-            continue
-        key = (c["gpus"], c["usd_per_hour"] or 0.0, c["tp"])
-        if best is None or key < (best["gpus"], best["usd_per_hour"] or 0.0, best["tp"]):
+        if c["replicas"] is not None and (best is None or _before(c, best)):
             best = c
     return best
+
+
+def _before(a, b):
+    if a["gpus"] != b["gpus"]:
+        return a["gpus"] < b["gpus"]
+    cost_a, cost_b = a["usd_per_hour"] or 0.0, b["usd_per_hour"] or 0.0
+    if cost_a != cost_b:
+        return cost_a < cost_b
+    return a["tp"] < b["tp"]
+
+
+def _price(acc, usd_per_gpu_hour):
+    """USD per GPU-hour: the one given, else the spec sheet's, else the cheapest dated price; None
+    when hwlib has none (costs are then left out)."""
+    if usd_per_gpu_hour is not None:
+        return _check.positive("usd_per_gpu_hour", usd_per_gpu_hour)
+    if acc.price_per_hour_usd is not None:
+        return acc.price_per_hour_usd
+    return LISTED_PRICES.get(acc.name)
 
 
 def _mean(values):

@@ -249,3 +249,72 @@ ESTIMATE_JS = """(hw, c) => {
     text: hw.call("hwlib.calculator.Quantity.text", {self: q}), formula: q.formula, inputs: q.inputs}));
   return {rows, missing: est.missing, warnings: est.warnings};
 }"""
+
+
+SERVE_MODELS = ("Llama 3 8B", "Llama 2 7B", "Qwen3 8B", "GPT-2 small", "Gemma 2 2B", "Llama 3 70B")
+
+
+def serve_case(rng: random.Random) -> dict:
+    """Keywords for `hwlib.serve_plan.plan` (the page's "Plan a service" form), drawn at random."""
+    acc = rng.choice([a for a in specs.all() if a.kind == "gpu" and a.bandwidth > 1e12])
+    return {
+        "model": rng.choice(SERVE_MODELS),
+        "gpu": acc.name,
+        "precision": rng.choice([None, acc.default_precision()]),
+        "rate_rps": _log_uniform(rng, 0.2, 80.0),
+        "prompt_mean": float(rng.randint(8, 2048)),
+        "output_mean": float(rng.randint(2, 512)),
+        "ttft_slo_s": _log_uniform(rng, 0.02, 5.0),
+        "tpot_slo_s": _log_uniform(rng, 0.002, 0.2),
+        "percentile": rng.choice([50.0, 90.0, 99.0]),
+        "prompt_dist": rng.choice(["geometric", "fixed"]),
+        "output_dist": rng.choice(["geometric", "fixed"]),
+        "chunked": rng.random() < 0.7,
+        "max_batched_tokens": 4096,
+        "prefix_hit_rate": rng.choice([0.0, 0.0, 0.5, 0.9]),
+        "disaggregated": rng.random() < 0.25,
+        "admission": rng.choice(["optimistic", "reserve"]),
+        "n_requests": rng.randint(10, 80),
+        "seed": rng.randint(0, 1000),
+        "max_gpus": rng.choice([8, 16, 32]),
+    }
+
+
+def serve_outcome(case: dict):
+    """("ok", plan as JSON-able data) or ("error", type name, message) in Python."""
+    from hwlib import serve_plan
+
+    try:
+        result = serve_plan.plan(**case)
+    except (ValueError, KeyError) as err:
+        return ("error", type(err).__name__, str(err.args[0]) if err.args else "")
+    return ("ok", _plain(result))
+
+
+def _plain(x):
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x
+
+
+def compare_serve(py, js, path="plan") -> None:
+    """Assert the page's plan equals Python's: the same keys, numbers equal (the simulator is exact in
+    doubles), strings equal modulo '.0'."""
+    if isinstance(py, dict):
+        assert isinstance(js, dict) and set(js) == set(py), (
+            path,
+            sorted(py),
+            sorted(js) if isinstance(js, dict) else js,
+        )
+        for k in py:
+            compare_serve(py[k], js[k], f"{path}.{k}")
+    elif isinstance(py, list):
+        assert isinstance(js, list) and len(js) == len(py), path
+        for i, (a, b) in enumerate(zip(py, js)):
+            compare_serve(a, b, f"{path}[{i}]")
+    elif isinstance(py, str):
+        assert normalize_message(py) == normalize_message(js), (path, py, js)
+    else:
+        assert relative_error(py, js) == 0.0, (path, py, js)

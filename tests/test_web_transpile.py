@@ -278,3 +278,25 @@ def test_a_mixture_of_experts_estimate_matches_python(batch):
     assert parity.compare_estimate(py[1], js["ok"]) <= 1e-12
     keys = [r["key"] for r in js["ok"]["rows"]]
     assert "active_params" in keys and "weights_read_per_step" in keys
+
+
+@needs_node
+def test_serving_planner_page_matches_python_on_random_inputs():
+    """The page's "Plan a service" runs `serve_plan.plan` generated from the Python: every simulated
+    percentile, replica count and cost is the same number, and a refusal the same message."""
+    from hwlib import serve_plan
+
+    rng = random.Random(27)
+    cases = [parity.serve_case(rng) for _ in range(12)]
+    cases += [dict(cases[0], model="Mixtral 8x7B"), dict(cases[0], percentile=0.0), dict(cases[0], prompt_dist="zipf")]
+    js = run_js([("hwlib.serve_plan.plan", c) for c in cases], functions=(serve_plan.plan,))
+    oks = 0
+    for case, out in zip(cases, js):
+        py = parity.serve_outcome(case)
+        if py[0] == "error":
+            _same_refusal(py, out)
+            continue
+        assert "ok" in out, (case, out)
+        parity.compare_serve(py[1], out["ok"])
+        oks += 1
+    assert oks >= 8

@@ -9,17 +9,17 @@ import re
 import pytest
 
 from hwlib import calculator, models, specs
-from hwlib.web import llm_calculator, roofline_explorer, to_js
+from hwlib.web import llm_calculator, roofline_explorer, serving_planner, to_js
 
 
 def _data(html: str) -> dict:
     return json.loads(re.search(r"const DATA = (\{.*?\});\n", html).group(1).replace("<\\/", "</"))
 
 
-@pytest.mark.parametrize("build", [llm_calculator, roofline_explorer])
+@pytest.mark.parametrize("build", [llm_calculator, roofline_explorer, serving_planner])
 def test_widget_html_is_self_contained_and_offline(build):
     html = build().data
-    kind = "llm" if build is llm_calculator else "roofline"
+    kind = {llm_calculator: "llm", roofline_explorer: "roofline", serving_planner: "serve"}[build]
     assert f'data-hwlib-widget="{kind}"' in html and "tex2jax_ignore" in html
     script = html[html.index("<script>") + len("<script>") : html.rindex("</script>")]
     assert "</script" not in script.lower()
@@ -27,7 +27,8 @@ def test_widget_html_is_self_contained_and_offline(build):
         assert call not in script, f"the widget must not load anything ({call})"
     assert "<link" not in html and "src=" not in html  # nothing fetched: CSS and JS are inline
     data = _data(html)
-    assert [a["name"] for a in data["accelerators"]] == specs.names()
+    names = [a["name"] for a in data["accelerators"]]
+    assert names == (specs.names() if kind != "serve" else [a.name for a in specs.all() if a.kind == "gpu"])
 
 
 def test_every_call_gets_its_own_element_id():
@@ -97,3 +98,10 @@ def test_ids_differ_across_kernels():
         for _ in range(2)
     }
     assert len(ids) == 2
+
+
+def test_serving_planner_refuses_like_the_planner():
+    with pytest.raises(ValueError, match="mixture-of-experts serving"):
+        serving_planner(model="Mixtral 8x7B")
+    data = _data(serving_planner(rate_rps=5.0).data)
+    assert data["defaults"]["rate_rps"] == 5.0 and "Mixtral 8x7B" not in data["models"]

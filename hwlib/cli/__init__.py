@@ -23,6 +23,7 @@ import sys
 # Modules that define `register(subparsers)`; each subcommand sets `func(args) -> int`.
 COMMAND_MODULES = ["hwlib.cli.calc", "hwlib.cli.plan", "hwlib.cli.models", "hwlib.cli.bench", "hwlib.grading.cli"]
 COMMAND_MODULES.append("hwlib.cli.layout")  # plan-layout: the parallel-layout planner (chapter 7)
+COMMAND_MODULES.append("hwlib.cli.serve")  # serve: the serving planner (chapter 12)
 # Commands that run notebooks, and the modules of the `grading` extra they import (pyproject.toml).
 GRADING_COMMANDS = ("grade", "grade-package")
 GRADING_MODULES = ("nbclient", "nbformat", "ipykernel")

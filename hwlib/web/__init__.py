@@ -9,6 +9,6 @@ HTML. (The gallery's tables are `hwlib.plot.gallery`; the parity tests' inputs l
 """
 
 from .transpile import Unsupported, to_js
-from .widgets import llm_calculator, roofline_explorer
+from .widgets import llm_calculator, roofline_explorer, serving_planner
 
-__all__ = ["llm_calculator", "roofline_explorer", "to_js", "Unsupported"]
+__all__ = ["llm_calculator", "roofline_explorer", "serving_planner", "to_js", "Unsupported"]

@@ -40,6 +40,7 @@ CALLS = {
     builtins.getattr: "$rt.getattr",
     builtins.any: "$rt.any",
     builtins.all: "$rt.all",
+    builtins.range: "$rt.range",
     math.isnan: "$rt.isnan",
     math.isinf: "$rt.isinf",
     math.isfinite: "$rt.isfinite",

@@ -209,4 +209,39 @@ def roofline_explorer(accelerator: str = "H100 SXM", precision: str = "bf16", in
     return _html("roofline", functions, data, "Roofline explorer")
 
 
-__all__ = ["llm_calculator", "roofline_explorer", "KERNELS", "DTYPES"]
+SERVE_MODELS = ("Llama 3 8B", "Llama 3 70B", "Llama 2 7B", "Llama 2 13B", "Llama 2 70B", "Mistral 7B", "Qwen3 8B",
+                "Gemma 2 9B")  # fmt: skip
+"""Dense models the serving planner offers (mixtures of experts are refused by the planner)."""
+
+
+def serving_planner(model: str = "Llama 3 8B", gpu: str = "H100 SXM", rate_rps: float = 20.0,
+                    prompt_mean: float = 512.0, output_mean: float = 128.0, ttft_slo_s: float = 0.5,
+                    tpot_slo_s: float = 0.05, percentile: float = 99.0, n_requests: int = 200):  # fmt: skip
+    """The serving planner of chapter 12 in the page: `hwlib.serve_plan.plan` and the simulator it
+    runs, compiled to JavaScript, so the page's replicas, percentiles and costs are `hwlib serve`'s."""
+    from .. import serve_plan
+
+    serve_plan.plan(model, gpu, None, rate_rps, prompt_mean, output_mean, ttft_slo_s, tpot_slo_s, percentile,
+                    n_requests=n_requests)  # fmt: skip  # ValueError if impossible
+    data = {
+        "accelerators": [a for a in _accelerators() if a["kind"] == "gpu"],
+        "models": list(SERVE_MODELS),
+        "precisions": list(specs.PRECISIONS),
+        "formulas": serve_plan.FORMULAS,
+        "defaults": {
+            "model": model,
+            "gpu": gpu,
+            "rate_rps": rate_rps,
+            "prompt_mean": prompt_mean,
+            "output_mean": output_mean,
+            "ttft_slo_s": ttft_slo_s,
+            "tpot_slo_s": tpot_slo_s,
+            "percentile": percentile,
+            "prefix_hit_rate": 0.0,
+            "n_requests": n_requests,
+        },  # fmt: skip
+    }
+    return _html("serve", [serve_plan.plan], data, "Serving planner")
+
+
+__all__ = ["llm_calculator", "roofline_explorer", "serving_planner", "KERNELS", "DTYPES"]

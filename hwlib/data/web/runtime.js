@@ -317,6 +317,13 @@
     get: (d, k, dflt = null) => (Object.prototype.hasOwnProperty.call(d, k) ? d[k] : dflt),
     setdefault: (d, k, v = null) => { if (!Object.prototype.hasOwnProperty.call(d, k)) d[k] = v; return d[k]; },
     append: (xs, v) => { xs.push(v); return null; },
+    pop: (xs, i) => {
+      if (!Array.isArray(xs)) throw exc("AttributeError", "pop is only available on lists in the browser");
+      const at = i === undefined ? xs.length - 1 : i < 0 ? xs.length + i : i;
+      if (!xs.length || at < 0 || at >= xs.length) throw exc("IndexError", "pop index out of range");
+      return xs.splice(at, 1)[0];
+    },
+    insert: (xs, i, v) => { xs.splice(Math.max(0, Math.min(i < 0 ? xs.length + i : i, xs.length)), 0, v); return null; },
     update: (d, other) => { Object.assign(d, isDict(other) ? other : dict(other)); return null; },
     partition: (s, sep) => { const i = s.indexOf(sep); return i < 0 ? [s, "", ""] : [s.slice(0, i), sep, s.slice(i + sep.length)]; },
     copy: (x) => (Array.isArray(x) ? x.slice() : { ...x }),
@@ -335,5 +342,13 @@
     log2: domain((x) => x > 0, Math.log2), exp: Math.exp, isnan: (x) => Number.isNaN(float(x)), isinf: (x) => Math.abs(float(x)) === Infinity,
     isfinite: (x) => Number.isFinite(float(x)), abs: (x) => Math.abs(num(x, "abs()")),
     ndim: (x) => (Array.isArray(x) ? 1 : 0), bool: truthy, list: (x) => iter(x).slice(),
+    range: (a, b, step = 1) => {
+      if (b === undefined) { b = a; a = 0; }
+      if (![a, b, step].every(Number.isInteger)) throw exc("TypeError", "range() takes whole numbers");
+      if (step === 0) throw exc("ValueError", "range() arg 3 must not be zero");
+      const out = [];
+      for (let v = a; step > 0 ? v < b : v > b; v += step) out.push(v);
+      return out;
+    },
   };
 })()

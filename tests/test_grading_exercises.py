@@ -76,4 +76,9 @@ def test_solution_only_cells_stay_out_of_the_learner_notebook():
     text = lambda nb: "\n".join(c.source for c in nb.cells)
     assert "Worked answer" in text(solution) and "Worked answer" not in text(learner)
     assert "N_PARAMS * 2" in text(solution) and "N_PARAMS * 2" not in text(learner)
-    assert learner.metadata["hwlib"] == {"exercise": "ex01_memory_budget", "variant": "learner"}
+    meta = learner.metadata["hwlib"]
+    assert {k: meta[k] for k in ("exercise", "variant")} == {"exercise": "ex01_memory_budget", "variant": "learner"}
+    assert (
+        meta["sources"]["exercises/ex01_memory_budget/source.md"]
+        == solution.metadata["hwlib"]["sources"]["exercises/ex01_memory_budget/source.md"]
+    )

@@ -269,7 +269,7 @@ def test_hidden_checks_are_found_by_what_they_say_not_by_file_name(tmp_path):
     short.mkdir()
     shutil.copy(HIDDEN / "ex01_memory_budget.yaml", short / "ex01.yaml")
     merged = spec.load_exercise("ex01", short)
-    assert merged.max_score == 11 and sum(c.hidden for c in merged.checks) == 3
+    assert merged.max_score == 12 and sum(c.hidden for c in merged.checks) == 3
     other = tmp_path / "other"
     other.mkdir()
     shutil.copy(ROOT / "tests" / "fixtures" / "hidden_checks" / "ex02_time_and_cost.yaml", other / "ex02.yaml")
@@ -511,9 +511,9 @@ def test_feedback_gives_the_total_so_far_and_names_the_hidden_checks(tmp_path):
     grade([identity.Submission(CORRECT, "c.ipynb")], out, ex01(HIDDEN))
     folder = out / "submissions" / identity.folder_name("c.ipynb")
     text_ = (folder / "feedback.txt").read_text(encoding="utf-8")
-    assert "Total so far: 8/8 on the checks shown now" in text_
+    assert "Total so far: 8/9 on the checks shown now" in text_
     assert "Hidden until release: 3 check(s), 3 points: kv_4k, kv_cache_other_model, kv_cache_canary" in text_
-    assert "out of 11" in text_ and "✓ kv_cache_canary" not in text_
+    assert "out of 12" in text_ and "✓ kv_cache_canary" not in text_
     assert "✓ kv_cache_canary" in (folder / "feedback_all.txt").read_text(encoding="utf-8")
 
 

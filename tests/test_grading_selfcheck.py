@@ -19,6 +19,7 @@ def answers(**over):
         "fits_inference": True,
         "fits_training": "no",
         "max_sequences": 13,
+        "why_training": "optimizer_state",
     }
     ns.update(over)
     return ns
@@ -27,7 +28,7 @@ def answers(**over):
 def test_all_right(capsys):
     assert check("ex01_memory_budget", answers()) is None
     out = capsys.readouterr().out
-    assert out.count("✓") == 9 and "✗" not in out and "Public checks: 9/9 points" in out
+    assert out.count("✓") == 10 and "✗" not in out and "Public checks: 10/10 points" in out
 
 
 def test_specific_feedback_for_each_mistake(capsys):
@@ -44,19 +45,19 @@ def test_specific_feedback_for_each_mistake(capsys):
     assert "✗ fits_training (0/1): `fits_training`: not answered (None); expected True or False" in out
     assert "✗ kv_cache_fn_batch (0/1)" in out
     assert "✓ fits_inference" in out and "✓ max_sequences" in out  # graded from the learner's own 2.6 GiB
-    assert "Public checks: 4/9 points" in out
+    assert "Public checks: 5/10 points" in out
 
 
 def test_reads_the_callers_globals(capsys):
     ns = answers()
     exec("from hwlib.grading import check\ncheck('ex01_memory_budget')", ns)
-    assert "Public checks: 9/9 points" in capsys.readouterr().out
+    assert "Public checks: 10/10 points" in capsys.readouterr().out
 
 
 def test_hidden_checks_are_not_used(capsys):
     check("ex01", answers())  # the example hidden checks add kv_cache_other_model and kv_cache_canary
     out = capsys.readouterr().out
-    assert "kv_cache_other_model" not in out and "canary" not in out and out.count("✓") == 9
+    assert "kv_cache_other_model" not in out and "canary" not in out and out.count("✓") == 10
 
 
 def test_skipped_while_grading_and_unknown_exercises_do_not_raise(capsys, monkeypatch):
@@ -65,3 +66,9 @@ def test_skipped_while_grading_and_unknown_exercises_do_not_raise(capsys, monkey
     monkeypatch.setenv("HWLIB_GRADING", "1")
     check("ex01", answers())
     assert "skipped" in capsys.readouterr().out
+
+
+def test_a_wrong_explanation_is_told_what_is_wrong(capsys):
+    check("ex01", answers(why_training="activations"))
+    out = capsys.readouterr().out
+    assert "✗ why_training (0/1)" in out and "question 2 counted none" in out

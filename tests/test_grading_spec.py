@@ -15,7 +15,7 @@ def checks(*entries, **top):
 
 def test_reference_exercise_loads_with_expected_values_from_hwlib():
     ex = spec.load_exercise("ex01_memory_budget")
-    assert ex.id == "ex01_memory_budget" and ex.max_score == 9
+    assert ex.id == "ex01_memory_budget" and ex.max_score == 10
     solution = {"weights_bf16": 2.6e9, "kv_4k": 2 * 32 * 32 * 64 * 4096 * 2, "training_state": 20.8e9}
     want = {c.name: spec.expected_value(c, {i: solution[i] for i in c.inputs} if c.inputs else None) for c in ex.checks}
     assert want["weights_bf16"] == pytest.approx(2.6e9)
@@ -41,12 +41,12 @@ def test_unknown_exercise_is_a_key_error_listing_the_known_ones():
 def test_hidden_checks_override_and_extend_public_ones():
     ex = spec.load_exercise("ex01", HIDDEN)
     names = [c.name for c in ex.checks]
-    assert names[:9] == [c.name for c in spec.load_exercise("ex01").checks]
-    assert names[9:] == ["kv_cache_other_model", "kv_cache_canary"]
+    assert names[:10] == [c.name for c in spec.load_exercise("ex01").checks]
+    assert names[10:] == ["kv_cache_other_model", "kv_cache_canary"]
     kv = next(c for c in ex.checks if c.name == "kv_4k")
     assert kv.hidden and kv.rtol == 0.0001 and kv.visibility == "after_published"
     assert next(c for c in ex.checks if c.name == "kv_cache_canary").visibility == "hidden"
-    assert ex.max_score == 11
+    assert ex.max_score == 12
 
 
 def test_hidden_checks_for_another_exercise_are_refused():

@@ -118,7 +118,7 @@ def render(book: Book, doc: str, renderer: Renderer | None = None) -> nbformat.N
     if gpu:
         meta["accelerator"] = "GPU"
     if "hwlib" in src.metadata:
-        meta["hwlib"] = dict(src.metadata["hwlib"])
+        meta["hwlib"] = {k: v for k, v in src.metadata["hwlib"].items() if k != "sources"}  # hashes: book copy only
     nb = nbformat.v4.new_notebook(cells=cells, metadata=meta)
     nbformat.validate(nb)
     return nb

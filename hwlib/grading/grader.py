@@ -236,10 +236,12 @@ def grade_one(
         )
         return res, None
     dropped = list(nb.metadata.pop("hwlib_notes", []))
-    variant = spec.params(exercise, meta.get("learner") or sub.identity) if exercise.variants else {}
+    learner = str(meta.get("learner") or sub.identity)
+    variant = spec.params(exercise, learner) if exercise.per_learner else {}
     if variant:  # this learner's numbers, from the exercise's own formulas
         expected = expected_values(exercise, variant)
-        dropped.insert(0, "your variant (learner " + str(meta.get("learner") or sub.identity) + "): " + repr(variant))
+        dropped.insert(0, f"your variant (learner {learner}): {variant!r}")
+        cfg = replace(cfg, learner=learner)  # variant(EX, None) in the kernel gives this learner's numbers
     code = _python_only("\n".join(c.source for c in nb.cells if c.cell_type == "code"))
     run = runner.Runner(nb, exercise.checks, cfg, secrets_paths).run()
     verdicts = [

@@ -90,6 +90,7 @@ class RunConfig:
     extract_timeout: float = 10.0  # per extraction cell, on top of the notebook's deadline
     startup_timeout: float = 60.0
     tmp_root: str | None = None  # where the per-submission temp dirs go (default: $TMPDIR)
+    learner: str = ""  # per-learner variants: the roster id, HWLIB_LEARNER_ID in the kernel
 
 
 @dataclass
@@ -231,6 +232,8 @@ class Runner:
         if len(os.fsencode(str(ipc))) + 4 > SUN_PATH_MAX:
             raise OSError(f"the kernel's ipc socket path would be longer than {SUN_PATH_MAX} bytes: {ipc}")
         env = sandbox.scrubbed_env(home, tmp)
+        if self.cfg.learner:  # read by hwlib.grading.variant(EX, None): this learner's own numbers
+            env["HWLIB_LEARNER_ID"] = self.cfg.learner
         argv = sandbox.kernel_argv(self.cfg.limits, self.bwrap, workdir, env, self.secrets)
         kernels = root / "kernels"
         name = sandbox.write_kernelspec(kernels, argv)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 
 from . import compare, extract, spec
 
@@ -17,10 +18,34 @@ def _format_points(x: float) -> str:
     return f"{x:g}"
 
 
-def variant(exercise: str, learner: str) -> dict:
-    """The parameters of `learner`'s variant of `exercise` (the grader computes the same ones from
-    the learner id on the class roster); {} for an exercise without variants."""
-    return spec.params(spec.load_checks(spec.find_exercise(exercise)), str(learner))
+def variant(exercise: str, learner: str | None = None, show: bool = True) -> dict:
+    """The numbers of `learner`'s variant of `exercise`, {name: value} (the grader computes the same
+    ones from the learner id on the class roster). Without a learner id: the exercise's default
+    numbers (the book's), except while the notebook is graded with per-learner variants, when they
+    are the graded learner's (the grader sets HWLIB_LEARNER_ID). `show` prints them, with their
+    units and notes. {} for an exercise without parameters."""
+    ex = spec.load_checks(spec.find_exercise(exercise))
+    if learner is None and os.environ.get("HWLIB_GRADING") == "1":
+        learner = os.environ.get("HWLIB_LEARNER_ID") or None
+    numbers = spec.params(ex, str(learner)) if learner is not None else spec.default_params(ex)
+    if show and numbers:
+        print(_describe(ex, numbers, learner))
+    return numbers
+
+
+def _describe(ex, numbers: dict, learner) -> str:
+    if learner is None:
+        head = f"The default numbers of {ex.id} (set LEARNER_ID to your roster id if your instructor asks, for yours):"
+    else:
+        head = f"Your numbers for {ex.id} (learner {learner}):"
+    lines = [head]
+    for name, value in numbers.items():
+        p = ex.params.get(name, {})
+        shown = re.sub(r"e\+?0*(\d)", r"e\1", f"{value:g}") if isinstance(value, float) else str(value)  # 1.3e9
+        unit = f" {p['unit']}" if p.get("unit") else ""
+        note = f"  ({p['note']})" if p.get("note") else ""
+        lines.append(f"  {name} = {shown}{unit}{note}")
+    return "\n".join(lines)
 
 
 def verdicts(ex, namespace: dict, params: dict | None = None) -> list:
@@ -79,15 +104,15 @@ def check(exercise: str, namespace: dict | None = None, learner: str | None = No
     if namespace is None:
         frame = inspect.currentframe()
         namespace = frame.f_back.f_globals if frame and frame.f_back else {}
-    params = {}
-    if ex.variants:
-        learner = learner if learner is not None else namespace.get("LEARNER_ID")
-        if not isinstance(learner, str) or not learner:
-            print(
-                f"self-check of {ex.id}: set LEARNER_ID = 'your id on the class roster' first (your numbers depend on it)"
-            )
-            return None
+    params = spec.default_params(ex)
+    learner = learner if learner is not None else namespace.get("LEARNER_ID")
+    if ex.variants and isinstance(learner, str) and learner:
         params = spec.params(ex, learner)
+    elif ex.variants and not ex.params:  # a bare `variants:` block: every learner has their own numbers
+        print(
+            f"self-check of {ex.id}: set LEARNER_ID = 'your id on the class roster' first (your numbers depend on it)"
+        )
+        return None
     total = score = 0.0
     lines = []
     for v, problem in verdicts(ex, namespace, params):

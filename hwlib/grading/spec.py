@@ -68,6 +68,7 @@ class Check:
     inputs: tuple = ()  # learner variables the expr reads as inputs[...] (their own measurements)
     receipt: dict | None = None  # kind receipt: functions, batches, layers, min_samples, max_spread, code_sha256
     mistakes: tuple = ()  # ({"expr" or "expected": ..., "says": ...}, ...): known wrong answers, diagnosed
+    defaults: dict = field(default_factory=dict)  # the exercise's default parameters (params[...] in expr)
 
     @property
     def is_call(self) -> bool:
@@ -84,6 +85,16 @@ class Exercise:
     variants: dict = field(default_factory=dict)  # parameter name -> the values a learner may get
     difficulty: int | None = None  # 1 (one formula) .. 5 (open design); shown in the chapter boxes
     minutes: int | None = None  # a typical learner's time
+    params: dict = field(default_factory=dict)  # name -> {default, values, unit, note} (the `params:` block)
+
+    @property
+    def per_learner(self) -> bool:
+        """Whether the grader gives each learner their own numbers: always for a `variants:` block,
+        and for `params:` values when the grading block (usually the hidden checks') says
+        `variants: true`."""
+        return bool(self.variants) and (
+            bool(self.grading.get("variants")) or any(k not in self.params for k in self.variants)
+        )
 
     @property
     def max_score(self) -> float:
@@ -287,19 +298,103 @@ def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = N
     ):
         raise ValueError(f"{where}: variants must map parameter names to non-empty lists of numbers or strings")
     grading = data.get("grading") or {}
-    if not isinstance(grading, dict) or set(grading) - {"timeout_cell", "timeout_total", "memory_mb"}:
-        raise ValueError(f"{where}: grading accepts timeout_cell, timeout_total and memory_mb")
-    checks = tuple(_check_from_dict(c, f"{where}: check {i + 1}", hidden) for i, c in enumerate(data["checks"]))
+    if not isinstance(grading, dict) or set(grading) - {"timeout_cell", "timeout_total", "memory_mb", "variants"}:
+        raise ValueError(f"{where}: grading accepts timeout_cell, timeout_total, memory_mb and variants")
+    if not isinstance(grading.get("variants", False), bool):
+        raise ValueError(f"{where}: grading: variants must be true or false (per-learner numbers on or off)")
+    variants = {k: [_yaml_number(x) for x in v] for k, v in variants.items()}
+    block = parse_params(data.get("params"), where)
+    both = sorted(set(block) & set(variants))
+    if both:
+        raise ValueError(f"{where}: {both} are given in both params and variants; give each parameter once")
+    variants.update({k: list(p["values"]) for k, p in block.items() if "values" in p})
+    defaults = {k: p["default"] for k, p in block.items()}
+    checks = tuple(
+        replace(_check_from_dict(c, f"{where}: check {i + 1}", hidden), defaults=defaults)
+        for i, c in enumerate(data["checks"])
+    )
     names = [c.name for c in checks]
     if len(set(names)) != len(names):
         raise ValueError(f"{where}: check names must be unique; got {names}")
-    variants = {k: [_yaml_number(x) for x in v] for k, v in variants.items()}
+    if not hidden:
+        _check_params_read(checks, {*block, *variants}, where)
     difficulty, minutes = data.get("difficulty"), data.get("minutes")
     if difficulty is not None and (isinstance(difficulty, bool) or difficulty not in (1, 2, 3, 4, 5)):
         raise ValueError(f"{where}: difficulty must be a whole number from 1 to 5; got {difficulty!r}")
     if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, int) or minutes <= 0):
         raise ValueError(f"{where}: minutes must be a whole number of minutes > 0; got {minutes!r}")
-    return Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder, variants, difficulty, minutes)
+    return Exercise(
+        ex_id, str(data.get("title", "")), dict(grading), checks, folder, variants, difficulty, minutes, block
+    )
+
+
+_PARAM_KEYS = {"default", "values", "unit", "note"}
+
+
+def parse_params(block, where: str) -> dict:
+    """The `params:` block: {name: {default, values?, unit?, note?}}, the one place an exercise's
+    given numbers are typed. `default` is what the book page shows; `values` (which must include
+    the default) are what a learner's variant may get; numbers or strings."""
+    if block is None:
+        return {}
+    if not isinstance(block, dict):
+        raise ValueError(f"{where}: params must map parameter names to {{default, values, unit, note}}")
+    out = {}
+    for name, p in block.items():
+        w = f"{where}: params: {name}"
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ValueError(f"{where}: params: {name!r} is not a parameter name (letters, digits, _)")
+        if not isinstance(p, dict) or "default" not in p or set(p) - _PARAM_KEYS:
+            raise ValueError(f"{w}: give default (and optionally values, unit, note); got {p!r}")
+        default = _param_value(p["default"], w)
+        entry = {"default": default, "unit": str(p.get("unit", "")), "note": str(p.get("note", ""))}
+        if "values" in p:
+            values = p["values"]
+            if not isinstance(values, list) or len(values) < 2:
+                raise ValueError(f"{w}: values must list at least two values a learner may get")
+            values = [_param_value(v, w) for v in values]
+            if default not in values:
+                raise ValueError(f"{w}: values {values} must include the default {default!r}")
+            if len(set(map(repr, values))) != len(values):
+                raise ValueError(f"{w}: values {values} repeat a value")
+            entry["values"] = values
+        out[name] = entry
+    return out
+
+
+def _param_value(x, where: str):
+    x = _yaml_number(x)
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+        raise ValueError(f"{where}: a parameter's value must be a number or a string; got {x!r}")
+    return x
+
+
+def _params_read(expr: str) -> set:
+    """The names an expression reads as params['name']."""
+    try:
+        tree = ast.parse(expr, "<expr>", "eval")
+    except SyntaxError:
+        return set()  # reported where the expression is evaluated
+    return {
+        n.slice.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Subscript)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "params"
+        and isinstance(n.slice, ast.Constant)
+    }
+
+
+def _check_params_read(checks, declared: set, where: str) -> None:
+    """Every params['name'] a check's (or a mistake's) expr reads is a declared parameter."""
+    for c in checks:
+        exprs = [c.expr or ""] + [m.get("expr", "") for m in c.mistakes]
+        unknown = sorted(set().union(*(_params_read(e) for e in exprs)) - declared)
+        if unknown:
+            raise ValueError(
+                f"{where}: check {c.name} reads params {unknown}, which the exercise does not declare "
+                f"(declared: {sorted(declared) or 'none'})"
+            )
 
 
 def _yaml_number(x):
@@ -401,22 +496,27 @@ def merge(public: Exercise, hidden: Exercise) -> Exercise:
     """Hidden checks replace public ones of the same name and add the others, in file order."""
     if hidden.id != public.id:
         raise ValueError(f"hidden checks are for {hidden.id!r}, not {public.id!r}")
-    by_name = {c.name: c for c in hidden.checks}
+    defaults = {k: p["default"] for k, p in {**public.params, **hidden.params}.items()}
+    by_name = {c.name: replace(c, defaults={**defaults, **c.defaults}) for c in hidden.checks}
     checks = [by_name.pop(c.name, c) for c in public.checks] + list(by_name.values())
-    return replace(
+    merged = replace(
         public,
         checks=tuple(checks),
         grading={**public.grading, **hidden.grading},
         variants={**public.variants, **hidden.variants},
+        params={**public.params, **hidden.params},
     )
+    _check_params_read(merged.checks, {*merged.params, *merged.variants}, f"hidden checks of {public.id}")
+    return merged
 
 
 def params(exercise: Exercise, learner: str) -> dict:
     """The parameters of `learner`'s variant of `exercise`: each picked from its list by
     sha256(exercise id, learner id, parameter name), so the grader and the learner's self-check
     compute the same numbers from the id alone, and two learners share all of them with probability
-    1 / (product of the list lengths). {} for an exercise without `variants`."""
-    out = {}
+    1 / (product of the list lengths). Parameters without values keep their default; {} for an
+    exercise without parameters."""
+    out = default_params(exercise)
     for name in sorted(exercise.variants):
         values = exercise.variants[name]
         h = hashlib.sha256(f"{exercise.id}\0{learner}\0{name}".encode("utf-8", "backslashreplace")).digest()
@@ -425,8 +525,18 @@ def params(exercise: Exercise, learner: str) -> dict:
 
 
 def default_params(exercise: Exercise) -> dict:
-    """The first value of every parameter (to check that every expr works before grading)."""
-    return {k: v[0] for k, v in exercise.variants.items()}
+    """Every parameter's default (`params:`), and the first value of every `variants:` list: the
+    numbers of the book's page, and of a notebook graded without per-learner variants."""
+    out = {k: p["default"] for k, p in exercise.params.items()}  # in the order of the block
+    return out | {k: v[0] for k, v in exercise.variants.items() if k not in out}
+
+
+def grading_params(exercise: Exercise, learner: str | None) -> dict:
+    """The parameters a submission is graded with: `learner`'s variant when the exercise gives each
+    learner their own numbers (`Exercise.per_learner`), else the defaults."""
+    if exercise.per_learner and learner:
+        return params(exercise, learner)
+    return default_params(exercise)
 
 
 def _own(value, kind: str, reference: float, factor: float = 2.0) -> float:
@@ -491,7 +601,7 @@ def expected_value(check: Check, inputs: dict | None = None, params: dict | None
             args=list(check.args or []),
             kwargs=dict(check.kwargs or {}),
             inputs=dict(inputs or {}),
-            params=dict(params or {}),
+            params={**check.defaults, **(params or {})},
             np=importlib.import_module("numpy"),
             __builtins__=_BUILTINS,
         )

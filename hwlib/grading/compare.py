@@ -256,6 +256,8 @@ def recomputed(c, answers: dict, params: dict | None = None):
     missing = [name for name, v in values.items() if v is None]
     try:
         return spec.expected_value(c, values, params), None
+    except spec.Rejected as exc:  # the expr's own verdict on the learner's data: shown as written
+        return None, str(exc)
     except Exception as exc:
         if missing:
             return None, f"needs your recorded `{missing[0]}`, which the notebook did not provide"

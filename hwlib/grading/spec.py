@@ -43,7 +43,19 @@ _KEYS = {
     "receipt",
     "mistakes",
 }
-_HWLIB_MODULES = ("specs", "memory", "flops", "roofline", "formats", "parallel", "units", "models", "runs", "profiles", "roofline_fit")
+_HWLIB_MODULES = (
+    "specs",
+    "memory",
+    "flops",
+    "roofline",
+    "formats",
+    "parallel",
+    "units",
+    "models",
+    "runs",
+    "profiles",
+    "roofline_fit",
+)
 
 
 class Rejected(ValueError):

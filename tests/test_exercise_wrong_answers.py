@@ -85,7 +85,10 @@ CASES = [
         "ex14_diagnose_profile",
         "return (flops / seconds) / min(peak, bandwidth * flops / nbytes)",
         "return (flops / seconds) / peak",
-        {"attainment_fn_memory": "compares with the peak", "attain": "a memory-bound row's roof is bandwidth x intensity"},
+        {
+            "attainment_fn_memory": "compares with the peak",
+            "attain": "a memory-bound row's roof is bandwidth x intensity",
+        },
         ["gemm_cost_fn", "elementwise_cost_fn", "attention_cost_fn", "attainment_fn_compute"],
     ),
     (

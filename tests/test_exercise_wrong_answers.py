@@ -60,6 +60,74 @@ CASES = [
         ["attainable_fn", "attainable_fn_at_ridge"],
     ),
     (
+        "ex10_reading_a_roofline",
+        "beta = max(b / t for b, t in stream_points)",
+        "beta = sum(b / t for b, t in stream_points) / len(stream_points)",
+        {"beta": "mean of the four kernels"},
+        ["pi", "ridge", "attainable_fn", "points_above"],
+    ),
+    (
+        "ex10_reading_a_roofline",
+        'gemm_points = [[r["m"], r["n"], r["k"], WEIGHT[2], r["seconds_best"]] for r in mm["results"]]',
+        'gemm_points = [[r["m"], r["n"], r["k"], WEIGHT[2], r["seconds_best"] / 1e6] for r in mm["results"]]; '
+        'SPEC_NAME = "H100 SXM"',
+        {"beta": "broken measurement", "pi": "broken measurement"},
+        ["attainable_fn", "crossover_fn", "spec_crossover"],
+    ),
+    (
+        "ex10_reading_a_roofline",
+        "return ridge * itemsize * k * n / (2 * k * n - ridge * itemsize * (k + n))",
+        "return ridge * itemsize / 2",
+        {"crossover_fn": "the approximation I = 2m/b", "spec_crossover": "That is the ridge itself"},
+        ["beta", "pi", "attainable_fn"],
+    ),
+    (
+        "ex14_diagnose_profile",
+        "return (flops / seconds) / min(peak, bandwidth * flops / nbytes)",
+        "return (flops / seconds) / peak",
+        {
+            "attainment_fn_memory": "compares with the peak",
+            "attain": "a memory-bound row's roof is bandwidth x intensity",
+        },
+        ["gemm_cost_fn", "elementwise_cost_fn", "attention_cost_fn", "attainment_fn_compute"],
+    ),
+    (
+        "ex14_diagnose_profile",
+        "target_1, target_2 = sorted(saving, key=saving.get, reverse=True)[:2]",
+        'target_1, target_2 = sorted(saving, key=lambda n: [r["time_s"] for r in PROFILE if r["name"] == n][0], '
+        "reverse=True)[:2]",
+        {"target_2": "one of the two longest kernels"},
+        ["attain", "broken_row", "target_1", "remedy_1"],
+    ),
+    (
+        "ex15_fermi_estimate",
+        "return 6 * n_params * tokens * (1 + overhead) / (mfu * peak_flops) / 3600",
+        "return 6 * n_params * tokens * overhead / (mfu * peak_flops) / 3600",
+        {"gpu_hours_fn": "multiplies by the overhead itself", "gpu_hours_low": "Hint:"},
+        ["cost_low", "cost_high", "matters_most", "why_more_hours"],
+    ),
+    (
+        "ex15_fermi_estimate",
+        "gpu_hours_low = gpu_hours(N_PARAMS, tokens_range[0], mfu_range[1], overhead_range[0], PEAK)",
+        "gpu_hours_low = gpu_hours(N_PARAMS, tokens_range[0], mfu_range[0], overhead_range[0], PEAK)",
+        {"gpu_hours_low": "low end of your mfu_range"},
+        ["gpu_hours_fn", "gpu_hours_high", "cost_low"],
+    ),
+    (
+        "ex15_fermi_estimate",
+        "mfu_range = (0.30, 0.50)",
+        "mfu_range = (0.40, 0.41)",
+        {"width": "less than 1.5x wide"},
+        ["gpu_hours_low", "gpu_hours_high", "cost_low", "cost_high"],
+    ),
+    (
+        "ex15_fermi_estimate",
+        "overhead_range = (0.05, 0.35)",
+        "overhead_range = (5, 35)",
+        {"gpu_hours_low": "the overhead is a fraction", "gpu_hours_high": "the overhead is a fraction"},
+        ["gpu_hours_fn", "why_more_hours"],
+    ),
+    (
         "ex03_measure_mfu",
         "return 6 * p * batch",
         "return 2 * p * batch",
@@ -88,7 +156,9 @@ def _wrong_submission(ex_id: str, line: str, wrong: str, path: Path) -> Path:
 )
 def test_wrong_method_loses_the_points_and_is_diagnosed(ex_id, line, wrong, diagnosed, still_right, tmp_path):
     ex = spec.load_exercise(ex_id)
-    sub = _wrong_submission(ex_id, line, wrong, tmp_path / "wrong.ipynb")
+    # named solution.ipynb: the grader's learner id is then "solution", the solution's own LEARNER_ID,
+    # so an exercise with variants grades the same numbers the solution computed
+    sub = _wrong_submission(ex_id, line, wrong, tmp_path / "solution.ipynb")
     [(_, _, res)] = list(
         grader.grade_batch(ex, [sub], tmp_path / "out", grader.configure(ex), jobs=1, progress=lambda *_: None)
     )

@@ -247,6 +247,14 @@ def mistakes_for(c, answers: dict, params: dict | None = None) -> list:
     return spec.mistake_values(c, _inputs_of(c, answers), params)
 
 
+def hint_for(c, entry: dict | None) -> str:
+    """ " Hint: ..." for a check whose expected value could not be recomputed (a `reject`ed range, a
+    missing input) when the learner did answer it; "" when they did not (hints follow answers only)."""
+    entry = entry or {}
+    answered = entry.get("status") == "ok" and entry.get("value") is not None
+    return f" Hint: {c.hint}" if answered and c.hint else ""
+
+
 def recomputed(c, answers: dict, params: dict | None = None):
     """(expected, None) for a check with `inputs`, from the learner's own extracted values, or
     (None, message) when they are missing or cannot be used. A missing input is passed as None, so
@@ -256,6 +264,8 @@ def recomputed(c, answers: dict, params: dict | None = None):
     missing = [name for name, v in values.items() if v is None]
     try:
         return spec.expected_value(c, values, params), None
+    except spec.Rejected as exc:  # the expr's own verdict on the learner's data: shown as written
+        return None, str(exc)
     except Exception as exc:
         if missing:
             return None, f"needs your recorded `{missing[0]}`, which the notebook did not provide"

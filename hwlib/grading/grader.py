@@ -208,7 +208,9 @@ def _judge(c, entry, want, code="", mistakes=None):
     if c.inputs:
         want, why = want
         if why:
-            return compare.Verdict(c.name, 0.0, c.points, False, True, f"`{c.answer}`: {why}")
+            return compare.Verdict(
+                c.name, 0.0, c.points, False, True, f"`{c.answer}`: {why}" + compare.hint_for(c, entry)
+            )
     try:
         return compare.judge(c, entry, want, public=not c.hidden, mistakes=mistakes)
     except Exception as exc:  # one unreadable answer costs one check, never the notebook

@@ -72,7 +72,8 @@ def verdicts(ex, namespace: dict, params: dict | None = None) -> list:
             if c.inputs:
                 expected, why = compare.recomputed(c, answers, params)
                 if why:
-                    out.append((compare.Verdict(c.name, 0.0, c.points, False, True, f"`{c.answer}`: {why}"), None))
+                    msg = f"`{c.answer}`: {why}" + compare.hint_for(c, entry)
+                    out.append((compare.Verdict(c.name, 0.0, c.points, False, True, msg), None))
                     continue
             else:
                 expected = spec.expected_value(c, params=params)

@@ -43,7 +43,29 @@ _KEYS = {
     "receipt",
     "mistakes",
 }
-_HWLIB_MODULES = ("specs", "memory", "flops", "roofline", "formats", "parallel", "units", "models")
+_HWLIB_MODULES = (
+    "specs",
+    "memory",
+    "flops",
+    "roofline",
+    "formats",
+    "parallel",
+    "units",
+    "models",
+    "runs",
+    "profiles",
+    "roofline_fit",
+)
+
+
+class Rejected(ValueError):
+    """Raised by `reject(message)` in an expr with `inputs`: the learner's own data cannot give a
+    gradable value (a measured point above the roof, an estimate's range that misses the published
+    figure). The grader and the self-check show `message` to the learner (never the expr)."""
+
+
+def _reject(message):
+    raise Rejected(str(message))
 
 
 @dataclass(frozen=True)
@@ -564,6 +586,7 @@ _BUILTINS = {
     "list": list,
     "si": lambda value, kind: quantity.to_si(value, kind),  # a learner's "2.6 GB" as 2.6e9 (inputs)
     "own": _own,
+    "reject": _reject,  # an expr's verdict on the learner's own data, shown to them (Rejected)
 }
 
 
@@ -607,6 +630,8 @@ def expected_value(check: Check, inputs: dict | None = None, params: dict | None
         )
         try:
             raw = eval(compile(check.expr, f"<check {check.name}>", "eval"), scope)
+        except Rejected:
+            raise
         except Exception as exc:
             raise ValueError(f"check {check.name}: expr {check.expr!r} failed: {type(exc).__name__}: {exc}") from exc
     if check.kind in ("manual", "receipt"):

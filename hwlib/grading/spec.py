@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from . import quantity
+from . import forbid as _forbid, quantity
 
 EXERCISES_DIR = Path(__file__).resolve().parents[2] / "exercises"
 PUBLIC_DIR = Path(__file__).resolve().parent / "public"  # copies shipped inside hwlib (for Colab)
@@ -44,6 +44,7 @@ _KEYS = {
     "mistakes",
 }
 _HWLIB_MODULES = ("specs", "memory", "flops", "roofline", "formats", "parallel", "units", "models")
+_HWLIB_MODULES = _HWLIB_MODULES + ("layout", "serving", "rent")  # the planner and the fleet (ex16, ex17)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class Exercise:
     variants: dict = field(default_factory=dict)  # parameter name -> the values a learner may get
     difficulty: int | None = None  # 1 (one formula) .. 5 (open design); shown in the chapter boxes
     minutes: int | None = None  # a typical learner's time
+    forbid: tuple = ()  # forbid.Forbidden entries: hwlib names whose use zeroes (or flags) checks
 
     @property
     def max_score(self) -> float:
@@ -299,7 +301,19 @@ def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = N
         raise ValueError(f"{where}: difficulty must be a whole number from 1 to 5; got {difficulty!r}")
     if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, int) or minutes <= 0):
         raise ValueError(f"{where}: minutes must be a whole number of minutes > 0; got {minutes!r}")
-    return Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder, variants, difficulty, minutes)
+    ex = Exercise(ex_id, str(data.get("title", "")), dict(grading), checks, folder, variants, difficulty, minutes)
+    return _with_forbid(ex, data.get("forbid"), where, hidden)
+
+
+def _with_forbid(ex: Exercise, block, where: str, hidden: bool) -> Exercise:
+    """`ex` with its `forbid:` block (hwlib.grading.forbid); a public block may name only its own checks."""
+    entries = _forbid.parse(block, where)
+    known = {c.name for c in ex.checks}
+    for f in entries:
+        unknown = sorted(set(f.checks) - known)
+        if unknown and not hidden:
+            raise ValueError(f"{where}: forbid {f.name}: no check named {unknown}; checks: {sorted(known)}")
+    return replace(ex, forbid=entries)
 
 
 def _yaml_number(x):
@@ -403,11 +417,18 @@ def merge(public: Exercise, hidden: Exercise) -> Exercise:
         raise ValueError(f"hidden checks are for {hidden.id!r}, not {public.id!r}")
     by_name = {c.name: c for c in hidden.checks}
     checks = [by_name.pop(c.name, c) for c in public.checks] + list(by_name.values())
+    names = {c.name for c in checks}
+    for f in hidden.forbid:
+        if set(f.checks) - names:
+            raise ValueError(
+                f"hidden checks of {public.id}: forbid {f.name}: no check named {sorted(set(f.checks) - names)}"
+            )
     return replace(
         public,
         checks=tuple(checks),
         grading={**public.grading, **hidden.grading},
         variants={**public.variants, **hidden.variants},
+        forbid=_forbid.merge(public.forbid, hidden.forbid),
     )
 
 

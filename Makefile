@@ -24,9 +24,17 @@ vendor: package.json package-lock.json
 	$(BIN)/python tools/vendor_assets.py
 
 # Strict build: warnings are errors, every notebook executed, a cell error fails the build.
+# HWLIB_EDITION=course make book: the course edition (tools/course_edition.py), staged in _build/course
+# without solution notebooks, exercise sources, hidden checks or the worked answers of exercises;
+# its pages land in _build/course/_build/html.
 book: venv vendor
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
+ifeq ($(HWLIB_EDITION),course)
+	$(BIN)/python tools/course_edition.py --out _build/course
+	$(BIN)/jupyter-book build _build/course -W -n --keep-going
+else
 	$(BIN)/jupyter-book build . -W -n --keep-going
+endif
 
 # The whole book as one PDF: Debian's Chromium prints the single-page HTML (no LaTeX, nothing
 # downloaded), built from the pages `make book` executed; the PDF is copied into _build/html,

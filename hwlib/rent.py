@@ -13,6 +13,12 @@ the same functions the chapters use:
 Memory must fit in ``memory.usable_bytes`` of the device, the budget every "fits" of the book uses:
 its capacity less a CUDA context, with ``memory.HEADROOM`` kept free for buffers and fragmentation.
 Chapter 9 "Which GPU should I rent?".
+
+A serving **fleet** (``fleet``, ``cheapest_fleet``) serves U users at once, each at a full context of
+C tokens: R replicas of the model, each on t GPUs of one node (tensor parallelism, its collectives
+neglected) with a batch of b users, R = ⌈U / b⌉. Per GPU the replica holds (W + b·C·q)/t; a decode
+step reads the weights once and every user's cache, t = max(2·N·b/(t·π), (W + b·C·q)/(t·β))
+(``serving.step_time_s``), and each user gets 1/t tokens per second. The fleet costs R·t·price.
 """
 
 from __future__ import annotations
@@ -24,9 +30,23 @@ from typing import Any
 
 import yaml
 
-from . import _check, calculator, flops, memory, models, specs
+from . import _check, calculator, flops, memory, models, serving, specs
 
 DATA_PATH = Path(__file__).with_name("data") / "prices.yaml"
+
+FORMULAS = {
+    "fleet.replicas": "R = ⌈U / b⌉",
+    "fleet.memory_per_gpu": "M = (W + b·C·q) / t,  W = N·bytes(precision), q = KV bytes per token (precision)",
+    "fleet.step_s": "t_step = max(2·N·b / (t·π), (W + b·C·q) / (t·β))",
+    "fleet.tokens_per_s_per_user": "r = 1 / t_step",
+    "fleet.usd_per_hour": "cost = R · t · price per GPU-hour",
+}
+"""The formula each quantity of a serving fleet evaluates."""
+
+FLEET_PRECISIONS = {"bf16": 2.0, "fp8": 1.0}
+"""Bytes per value of the weights and the KV cache; fp8 needs a GPU with an fp8 peak (Hopper, Ada, Blackwell)."""
+FLEET_GPUS_PER_REPLICA = (1, 2, 4, 8)
+"""Tensor-parallel degrees of one replica: powers of two inside one 8-GPU node."""
 
 TASKS: dict[str, dict[str, Any]] = {
     "qlora-7b": {
@@ -172,3 +192,75 @@ def table(task: str) -> list[dict]:
     rows = [evaluate(task, name) for name in priced()]
     cost = "usd_per_million_tokens" if _check.choice("task", task, TASKS) == "serve-8b" else "usd"
     return sorted(rows, key=lambda r: (not r["fits"], r.get(cost, float("inf"))))
+
+
+# --------------------------------------------------------------------------- serving fleets
+
+
+def fleet(accelerator, gpus_per_replica, precision, batch, users, model="Llama 3 70B", context=8192, usd_per_hour=None):
+    """One serving plan: `users` users at `context` tokens each, replicas of `gpus_per_replica` GPUs
+    serving `batch` users each, weights and KV cache in `precision` (FLEET_PRECISIONS). Returns
+    {replicas, n_gpus, memory_per_gpu, usable, fits, step_s, tokens_per_s_per_user, usd_per_hour}
+    in SI units (FORMULAS["fleet.*"]); price defaults to the cheapest listed. ValueError naming the
+    argument for a precision the GPU lacks, a degree outside FLEET_GPUS_PER_REPLICA, a bad batch."""
+    acc = _acc(accelerator)
+    t = _check.integer("gpus_per_replica", gpus_per_replica)
+    if t not in FLEET_GPUS_PER_REPLICA:
+        raise ValueError(
+            f"gpus_per_replica must be one of {FLEET_GPUS_PER_REPLICA} (one node); got {gpus_per_replica!r}"
+        )
+    prec = _check.choice("precision", precision, FLEET_PRECISIONS)
+    if prec not in acc.precisions():
+        raise ValueError(f"{acc.name} has no {prec} peak; its precisions: {', '.join(acc.precisions())}")
+    b = _check.integer("batch", batch)
+    u = _check.integer("users", users)
+    shape = models.get(model) if isinstance(model, str) else model
+    n = shape.n_params()
+    weights = n * FLEET_PRECISIONS[prec]
+    q = shape.kv_bytes_per_token("bf16") * FLEET_PRECISIONS[prec] / 2.0
+    ctx = _check.integer("context", context)
+    price = cheapest(acc).usd_per_hour if usd_per_hour is None else _check.positive("usd_per_hour", usd_per_hour)
+    step = serving.step_time_s(n, weights, b, b * ctx, q, t * acc.peak_flops(prec), t * acc.bandwidth)
+    replicas = -(-u // b)
+    usable = memory.usable_bytes(acc.visible_memory_bytes())
+    per_gpu = (weights + b * ctx * q) / t
+    return {
+        "accelerator": acc.name,
+        "gpus_per_replica": t,
+        "precision": prec,
+        "batch": b,
+        "replicas": replicas,
+        "n_gpus": replicas * t,
+        "memory_per_gpu": per_gpu,
+        "usable": usable,
+        "fits": per_gpu <= usable,
+        "step_s": step,
+        "tokens_per_s_per_user": 1.0 / step,
+        "usd_per_hour": replicas * t * price,
+    }
+
+
+def cheapest_fleet(users, min_tokens_per_s=20.0, model="Llama 3 70B", context=8192, accelerators=None, prices=None):
+    """The cheapest `fleet` (by USD per hour) that fits in memory and gives every user at least
+    `min_tokens_per_s`, by enumeration: every priced accelerator (or `accelerators`), every degree
+    of FLEET_GPUS_PER_REPLICA, every precision the GPU has, every batch from 1 to `users`.
+    `prices` ({accelerator name: USD per hour}) overrides the listed prices (a price drop). Returns
+    the plan (a `fleet` dict); ValueError when no plan meets the target."""
+    u = _check.integer("users", users)
+    rate = _check.positive("min_tokens_per_s", min_tokens_per_s)
+    names = priced() if accelerators is None else [_acc(a).name for a in accelerators]
+    best = None
+    for name in names:
+        acc = specs.get(name)
+        price = (prices or {}).get(name)
+        for prec in (p for p in FLEET_PRECISIONS if p in acc.precisions()):
+            for t in FLEET_GPUS_PER_REPLICA:
+                for b in range(1, u + 1):
+                    plan = fleet(acc, t, prec, b, u, model, context, price)
+                    if not plan["fits"] or plan["tokens_per_s_per_user"] < rate:
+                        break  # a larger batch needs more memory and gives each user less
+                    if best is None or plan["usd_per_hour"] < best["usd_per_hour"]:
+                        best = plan
+    if best is None:
+        raise ValueError(f"no plan serves {u} users at {rate:g} tokens/s each on {', '.join(names)}")
+    return best

@@ -142,6 +142,47 @@ CASES = [
 ]
 
 
+# Design exercises: the learner's own plan is graded, at the variant of the learner the file is named
+# for, so these submissions keep the solution's file name (learner "solution", as in the solution).
+DESIGN_CASES = [
+    (  # the bubble left out of the step time: a deep pipeline looks as fast as no pipeline
+        "ex16_parallel_layout",
+        "return (m + pp - 1) * t_mb + once + p2p",
+        "return m * t_mb + once + p2p",
+        {"step_time_fn_pp4_full": "leaves out the pipeline bubble"},
+        ["step_time_fn_tp8", "memory_fn_tp8", "tp_inside_node"],
+    ),
+    (  # memory without activations: the plan chosen with it does not fit
+        "ex16_parallel_layout",
+        'per_layer, work = (2 * SEQ * micro_batch * H / tp, acts("none")) if recompute == "full" else (acts(recompute), 0)',
+        "per_layer, work = 0, 0",
+        {"memory_fn_tp8": "leaves out the activations", "plan_memory_fits": "leaves out the activations"},
+        ["step_time_fn_tp8", "why_tp_in_node"],
+    ),
+    (  # a plan picked by hand without comparing: TP8 x PP8, ZeRO-0, full recompute
+        "ex16_parallel_layout",
+        "best_s, (tp, pp, dp, zero, micro_batch, recompute) = min(candidates)",
+        "best_s, (tp, pp, dp, zero, micro_batch, recompute) = 0, (8, 8, 1, 0, 1, 'full')",
+        {"plan_step_near_best": "more than 15 % slower"},
+        ["tp_inside_node", "plan_memory_fits", "plan_bubble", "step_time_fn_tp8"],
+    ),
+    (  # the decode step reads only the weights: every plan looks fast, the batch grows too large
+        "ex17_pick_hardware",
+        "read = N_PARAMS * b + batch * context * KV_BF16 * b / 2",
+        "read = N_PARAMS * b",
+        {"rate_fn_h100_fp8": "reads only the weights", "plan_rate_meets_target": "reads only the weights"},
+        ["memory_fn_h100", "why_batch_limit"],
+    ),
+    (  # a plan chosen by feel: one H100 per replica in bf16, 8 users each (32 replicas for 256 users)
+        "ex17_pick_hardware",
+        "plan_cost, gpu, gpus_per_replica, precision, batch = min(plans)",
+        "plan_cost, gpu, gpus_per_replica, precision, batch = 32 * PRICE['H100 SXM'], 'H100 SXM', 1, 'bf16', 8",
+        {"plan_cost_near_best": "more than 10 % cheaper"},
+        ["plan_memory_fits", "plan_rate_meets_target", "memory_fn_h100"],
+    ),
+]
+
+
 def _wrong_submission(ex_id: str, line: str, wrong: str, path: Path) -> Path:
     nb = nbformat.read(ROOT / "exercises" / ex_id / "solution.ipynb", as_version=4)
     cells = [c for c in nb.cells if c.cell_type == "code" and line in c.source]
@@ -155,6 +196,10 @@ def _wrong_submission(ex_id: str, line: str, wrong: str, path: Path) -> Path:
     "ex_id, line, wrong, diagnosed, still_right", CASES, ids=[f"{c[0][:4]}-{c[2][:28]}" for c in CASES]
 )
 def test_wrong_method_loses_the_points_and_is_diagnosed(ex_id, line, wrong, diagnosed, still_right, tmp_path):
+    _graded_wrong(ex_id, line, wrong, diagnosed, still_right, tmp_path)
+
+
+def _graded_wrong(ex_id, line, wrong, diagnosed, still_right, tmp_path):
     ex = spec.load_exercise(ex_id)
     # named solution.ipynb: the grader's learner id is then "solution", the solution's own LEARNER_ID,
     # so an exercise with variants grades the same numbers the solution computed
@@ -173,3 +218,10 @@ def test_wrong_method_loses_the_points_and_is_diagnosed(ex_id, line, wrong, diag
         assert tests[name]["status"] == "passed", (name, tests[name]["output"])
     lost = ex.max_score - res["score"]
     assert lost >= sum(c.points for c in ex.checks if c.name in diagnosed)
+
+
+@pytest.mark.parametrize(
+    "ex_id, line, wrong, diagnosed, still_right", DESIGN_CASES, ids=[f"{c[0][:4]}-{c[2][:28]}" for c in DESIGN_CASES]
+)
+def test_wrong_design_loses_the_points_and_is_diagnosed(ex_id, line, wrong, diagnosed, still_right, tmp_path):
+    _graded_wrong(ex_id, line, wrong, diagnosed, still_right, tmp_path)

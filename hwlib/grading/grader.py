@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import batch, compare, identity, receipt, results, runner, sandbox, spec, text
+from . import batch, compare, forbid, identity, receipt, results, runner, sandbox, spec, text
 
 MAX_NOTEBOOK_BYTES = identity.MAX_NOTEBOOK_BYTES
 EXIT_GRADER = 3
@@ -160,10 +160,26 @@ def expected_values(exercise, params: dict | None = None) -> dict:
     return out
 
 
+def apply_forbid(exercise, nb, verdicts) -> tuple[list, dict]:
+    """(verdicts with the checks a used forbidden name zeroes set to 0 and told why, {name: where
+    used}) for the exercise's `forbid:` block (hwlib.grading.forbid); unchanged when it has none."""
+    if not exercise.forbid:
+        return verdicts, {}
+    hits = forbid.uses([c.source for c in nb.cells if c.cell_type == "code"], exercise.forbid)
+    zero = forbid.zeroed(exercise.forbid, hits, [c.name for c in exercise.checks])
+    out = [
+        replace(v, score=0.0, passed=False, message=v.message + forbid.note(zero[v.name])) if v.name in zero else v
+        for v in verdicts
+    ]
+    return out, hits
+
+
 def checks_digest(exercise) -> str:
     """sha256 of everything that decides a grade: every field of every check (inputs, choices,
     visibility and hints included) and the exercise's grading block."""
-    return identity.sha256(repr((exercise.id, exercise.checks, sorted(exercise.grading.items()))).encode())
+    return identity.sha256(
+        repr((exercise.id, exercise.checks, sorted(exercise.grading.items()), exercise.forbid)).encode()
+    )
 
 
 def settings_digest(cfg: runner.RunConfig) -> str:
@@ -256,6 +272,7 @@ def grade_one(
         )
         for c in exercise.checks
     ]
+    verdicts, delegated = apply_forbid(exercise, nb, verdicts)
     bad = {k: v for k, v in run.cell_status.items() if isinstance(k, int) and v["code"] != "ok"}
     notes = dropped[:5] + list(run.notes) + [_cell_note(i, v) for i, v in sorted(bad.items())][:20]
     reason = ""
@@ -277,7 +294,10 @@ def grade_one(
         meta=meta,
     )
     res["extra_data"]["timings_s"] = run.timings
-    res["extra_data"]["flags"] = flags(nb, exercise)
+    res["extra_data"]["flags"] = flags(nb, exercise) + [
+        f"forbidden_call hwlib.{name} ({', '.join(where)})" for name, where in delegated.items()
+    ]
+    res["extra_data"]["forbidden_calls"] = delegated  # {} unless the exercise's `forbid:` names were used
     written = {c.name: run.answers.get(c.answer, {}).get("value") for c in exercise.checks if c.kind == "manual"}
     if written:
         res["extra_data"]["written"] = {k: v if isinstance(v, str) else "" for k, v in written.items()}

@@ -11,7 +11,7 @@ import inspect
 import os
 import re
 
-from . import compare, extract, spec
+from . import compare, extract, forbid, spec
 
 
 def _format_points(x: float) -> str:
@@ -116,7 +116,11 @@ def check(exercise: str, namespace: dict | None = None, learner: str | None = No
         return None
     total = score = 0.0
     lines = []
+    hits = forbid.uses([c for c in namespace.get("In") or [] if isinstance(c, str)], ex.forbid) if ex.forbid else {}
+    zero = forbid.zeroed(ex.forbid, hits, [c.name for c in ex.checks])
     for v, problem in verdicts(ex, namespace, params):
+        if v is not None and v.name in zero:
+            v = compare.Verdict(v.name, 0.0, v.max_score, False, v.answered, v.message + forbid.note(zero[v.name]))
         if v is None:
             lines.append(problem)
             continue

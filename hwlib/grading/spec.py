@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from . import quantity
+from . import forbid as _forbid, quantity
 
 EXERCISES_DIR = Path(__file__).resolve().parents[2] / "exercises"
 PUBLIC_DIR = Path(__file__).resolve().parent / "public"  # copies shipped inside hwlib (for Colab)
@@ -55,6 +55,9 @@ _HWLIB_MODULES = (
     "runs",
     "profiles",
     "roofline_fit",
+    "layout",
+    "serving",
+    "rent",
 )
 
 
@@ -117,6 +120,7 @@ class Exercise:
         return bool(self.variants) and (
             bool(self.grading.get("variants")) or any(k not in self.params for k in self.variants)
         )
+    forbid: tuple = ()  # forbid.Forbidden entries: hwlib names whose use zeroes (or flags) checks
 
     @property
     def max_score(self) -> float:
@@ -345,9 +349,10 @@ def parse_checks(data, where: str, hidden: bool = False, folder: Path | None = N
         raise ValueError(f"{where}: difficulty must be a whole number from 1 to 5; got {difficulty!r}")
     if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, int) or minutes <= 0):
         raise ValueError(f"{where}: minutes must be a whole number of minutes > 0; got {minutes!r}")
-    return Exercise(
+    ex = Exercise(
         ex_id, str(data.get("title", "")), dict(grading), checks, folder, variants, difficulty, minutes, block
     )
+    return _with_forbid(ex, data.get("forbid"), where, hidden)
 
 
 _PARAM_KEYS = {"default", "values", "unit", "note"}
@@ -417,6 +422,17 @@ def _check_params_read(checks, declared: set, where: str) -> None:
                 f"{where}: check {c.name} reads params {unknown}, which the exercise does not declare "
                 f"(declared: {sorted(declared) or 'none'})"
             )
+
+
+def _with_forbid(ex: Exercise, block, where: str, hidden: bool) -> Exercise:
+    """`ex` with its `forbid:` block (hwlib.grading.forbid); a public block may name only its own checks."""
+    entries = _forbid.parse(block, where)
+    known = {c.name for c in ex.checks}
+    for f in entries:
+        unknown = sorted(set(f.checks) - known)
+        if unknown and not hidden:
+            raise ValueError(f"{where}: forbid {f.name}: no check named {unknown}; checks: {sorted(known)}")
+    return replace(ex, forbid=entries)
 
 
 def _yaml_number(x):
@@ -521,12 +537,19 @@ def merge(public: Exercise, hidden: Exercise) -> Exercise:
     defaults = {k: p["default"] for k, p in {**public.params, **hidden.params}.items()}
     by_name = {c.name: replace(c, defaults={**defaults, **c.defaults}) for c in hidden.checks}
     checks = [by_name.pop(c.name, c) for c in public.checks] + list(by_name.values())
+    names = {c.name for c in checks}
+    for f in hidden.forbid:
+        if set(f.checks) - names:
+            raise ValueError(
+                f"hidden checks of {public.id}: forbid {f.name}: no check named {sorted(set(f.checks) - names)}"
+            )
     merged = replace(
         public,
         checks=tuple(checks),
         grading={**public.grading, **hidden.grading},
         variants={**public.variants, **hidden.variants},
         params={**public.params, **hidden.params},
+        forbid=_forbid.merge(public.forbid, hidden.forbid),
     )
     _check_params_read(merged.checks, {*merged.params, *merged.variants}, f"hidden checks of {public.id}")
     return merged

@@ -120,6 +120,7 @@ class Exercise:
         return bool(self.variants) and (
             bool(self.grading.get("variants")) or any(k not in self.params for k in self.variants)
         )
+
     forbid: tuple = ()  # forbid.Forbidden entries: hwlib names whose use zeroes (or flags) checks
 
     @property

@@ -5,7 +5,7 @@ pass of one decoder layer of a Llama-like model (hidden 4096, 32 query and 8 KV 
 14336, bf16): one row per kernel with its shape, dtype and a time made from the roofline of an
 H100 SXM's dense bf16 roofs (989.4 TFLOP/s, 3.35 TB/s; hwlib.specs) divided by an attainment drawn
 from a realistic range for its kind: cuBLAS products 75-85 % of the roof, fused elementwise kernels
-65-85 %, FlashAttention 45-60 %. Two of three known problems are planted (the seed picks which):
+65-85 %, FlashAttention 45-60 %. Two of three known problems are planted (the `seed` argument picks which):
 
 * ``softmax`` of unfused attention over fp32 scores at 30-40 % of the roof (remedy: FlashAttention,
   ``flash``), with its two batched products;

@@ -1,4 +1,4 @@
-"""A roofline fitted from one's own measurements (exercise 6.1; chapter 6, §6.4 "empirical roofline").
+"""A roofline fitted from one's own measurements (Exercise 6.1; chapter 6, "Measure it: your device's roofline").
 
 Bandwidth β is the best rate of the STREAM kernels of experiment E1 (hwlib.bench.bandwidth), peak π
 the best rate of the matrix products of experiment E2 (hwlib.bench.matmul): the roof a machine has
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from . import _check, roofline
+from . import _check, roofline, specs
 
 FORMULAS = {
     "fit_bandwidth": "β = max(bytes / t) over the STREAM points",
@@ -75,7 +75,7 @@ def fit_peak(points) -> float:
 def crossover_batch(ridge, k, n, itemsize):
     """The batch m at which a (m x k)(k x n) product reaches intensity `ridge`:
     m* = I* b k n / (2kn - I* b (k + n)); math.inf when no batch does (the ridge is above the
-    product's largest intensity 2kn / ((k + n) b)). Source: chapter 4, §4.6 (skinny GEMM)."""
+    product's largest intensity 2kn / ((k + n) b)). Source: chapter 4, the skinny matrix multiply."""
     r = _check.positive("ridge", ridge)
     den = 2 * k * n - r * itemsize * (k + n)
     return math.inf if den <= 0 else r * itemsize * k * n / den
@@ -93,9 +93,7 @@ def broken(device_name, precision, stream_points, gemm_points, slack: float = SL
     """Why these measurements cannot be real on `device_name` (a GPU on the spec sheet): a STREAM
     point above its bandwidth or a GEMM point above its roof in `precision`; None when all are
     possible, and for a device the sheet does not know (a CPU: no spec-sheet roof to compare with)."""
-    from .spec_match import match_spec
-
-    spec = match_spec(str(device_name)) if device_name else None
+    spec = specs.match(str(device_name)) if device_name else None
     if spec is None:
         return None
     beta = fit_bandwidth(stream_points)

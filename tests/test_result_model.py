@@ -43,6 +43,7 @@ COMMANDS = [
     ["speculative", "--batch", "1"],
     ["rent", "--task", "serve-8b"],
     ["rent", "--task", "train-gpt2"],
+    ["serve", "--model", "llama-3-8b", "--gpu", "h100", "--rate", "2", "--requests", "200"],
 ]
 
 

@@ -214,7 +214,15 @@ def test_at_least_three_published_setups_with_sources():
 def test_cli_prints_each_number_beside_its_formula(capsys):
     assert cli.main(["serve", "--model", "llama-3-8b", "--rate", "20", "--requests", "100", "--max-gpus", "8"]) == 0
     out = capsys.readouterr().out
-    for key in ("kv_budget_bytes", "kv_blocks", "max_concurrency", "slo", "goodput_rps", "tp_time_s", "tp_degrees"):
+    for key in (
+        "plan.kv_budget_bytes",
+        "plan.kv_blocks",
+        "max_concurrency",
+        "plan.slo",
+        "plan.goodput_rps",
+        "tp_time_s",
+        "tp_degrees",
+    ):
         assert serve_plan.FORMULAS[key] in out
     assert "← cheapest" in out and "TP1 × 1 replica = 1 GPU" in out
 
@@ -230,7 +238,9 @@ def test_cli_json_and_config_json_agree(tmp_path, capsys):
     calculator.validate(docs[0])
     values = [{q["key"]: q["value"] for q in d["quantities"]} for d in docs]
     assert values[0] == values[1] and values[0]["best.gpus"] >= 1
-    assert {q["key"]: q["formula"] for q in docs[0]["quantities"]}["best.kv_blocks"] == serve_plan.FORMULAS["kv_blocks"]
+    assert {q["key"]: q["formula"] for q in docs[0]["quantities"]}["best.kv_blocks"] == serve_plan.FORMULAS[
+        "plan.kv_blocks"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -66,15 +66,15 @@ def _ms(x) -> str:
 
 
 ROWS = [
-    ("replicas", "replicas R", "", "replica_rate_rps"),
-    ("gpus", "GPUs G", "", "gpus"),
-    ("kv_blocks", "KV blocks per replica", "", "kv_blocks"),
-    ("kv_budget_bytes", "KV pool per GPU", "bytes", "kv_budget_bytes"),
+    ("replicas", "replicas R", "", "plan.replica_rate_rps"),
+    ("gpus", "GPUs G", "", "plan.gpus"),
+    ("kv_blocks", "KV blocks per replica", "", "plan.kv_blocks"),
+    ("kv_budget_bytes", "KV pool per GPU", "bytes", "plan.kv_budget_bytes"),
     ("max_concurrency", "max concurrency per replica", "", "max_concurrency"),
-    ("goodput_rps", "goodput", "req/s", "goodput_rps"),
-    ("tokens_per_gpu_s", "output tokens per GPU", "tokens/s", "tokens_per_gpu_s"),
-    ("usd_per_hour", "cost", "USD/h", "usd_per_hour"),
-    ("usd_per_million_tokens", "cost per million output tokens", "USD", "usd_per_million_tokens"),
+    ("goodput_rps", "goodput", "req/s", "plan.goodput_rps"),
+    ("tokens_per_gpu_s", "output tokens per GPU", "tokens/s", "plan.tokens_per_gpu_s"),
+    ("usd_per_hour", "cost", "USD/h", "plan.usd_per_hour"),
+    ("usd_per_million_tokens", "cost per million output tokens", "USD", "plan.usd_per_million_tokens"),
 ]
 
 
@@ -89,11 +89,15 @@ def _document(result) -> dict:
     else:
         for key, label, unit, fkey in ROWS:
             if best.get(key) is not None:
-                doc.add(calculator.quantity(f"best.{key}", label, best[key], unit, serve_plan.plan, formula=F[fkey]))
+                owner = getattr(serve_plan, fkey) if fkey in vars(serve_plan) else serve_plan.plan
+                doc.add(calculator.quantity(f"best.{key}", label, best[key], unit, owner, formula=F[fkey]))
         for key, label in (("ttft_s", "TTFT at the percentile"), ("tpot_s", "TPOT at the percentile")):
-            q = calculator.quantity(f"best.{key}", label, best["judged"][key], "s", serve_plan.plan, formula=F["slo"])
+            q = calculator.quantity(
+                f"best.{key}", label, best["judged"][key], "s", serve_plan.plan, formula=F["plan.slo"]
+            )
             doc.add(q)
-        doc.add(calculator.quantity("best.tp", "TP degree", best["tp"], "", serve_plan.plan, formula=F["tp_degrees"]))
+        tp = calculator.quantity("best.tp", "TP degree", best["tp"], "", serve_plan.tp_degrees, formula=F["tp_degrees"])
+        doc.add(tp)
     doc.details.update(candidates=result["candidates"], fragmentation=result["fragmentation"])
     return calculator.validate(doc.document("serve"))
 
@@ -110,13 +114,13 @@ def _candidate_lines(c, best) -> list[str]:
         f"TP{c['tp']} × {c['replicas']} replica{'s' if c['replicas'] > 1 else ''} = {c['gpus']} GPU"
         + ("s" if c["gpus"] > 1 else "")
         + f": {cost}{mark}",
-        f"   {F['kv_budget_bytes']} = {units.format_bytes(c['kv_budget_bytes'], binary=True)};  {F['kv_blocks']} = "
+        f"   {F['plan.kv_budget_bytes']} = {units.format_bytes(c['kv_budget_bytes'], binary=True)};  {F['plan.kv_blocks']} = "
         f"{c['kv_blocks']:,};  {F['max_concurrency']} = {c['max_concurrency']}",
         f"   {F['tp_time_s']} = {_ms(c['tp_s_per_step'])} + {_ms(c['tp_s_per_token'])} per token",
-        f"   {F['slo']}: TTFT {_ms(j['ttft_s'])}, TPOT {_ms(j['tpot_s'])}; attainment {j['attainment']:.1%}, "
+        f"   {F['plan.slo']}: TTFT {_ms(j['ttft_s'])}, TPOT {_ms(j['tpot_s'])}; attainment {j['attainment']:.1%}, "
         f"{j['preemptions']} preemptions",
-        f"   {F['goodput_rps']} = {c['goodput_rps']:.3g} req/s;  {F['tokens_per_gpu_s']} = {c['tokens_per_gpu_s']:,.0f}"
-        + ("" if c["usd_per_hour"] is None else f";  {F['usd_per_million_tokens']}"),
+        f"   {F['plan.goodput_rps']} = {c['goodput_rps']:.3g} req/s;  {F['plan.tokens_per_gpu_s']} = {c['tokens_per_gpu_s']:,.0f}"
+        + ("" if c["usd_per_hour"] is None else f";  {F['plan.usd_per_million_tokens']}"),
     ]
 
 
@@ -128,7 +132,7 @@ def _print(result) -> None:
         f"{i['output'][2]}); SLO p{i['percentile']:g} TTFT ≤ {_ms(i['ttft_slo_s'])}, TPOT ≤ {_ms(i['tpot_slo_s'])}"
     )
     print(
-        f"{i['n_requests']} simulated requests per replica (seed {i['seed']}), {F['replica_rate_rps']}; compute at "
+        f"{i['n_requests']} simulated requests per replica (seed {i['seed']}), {F['plan.replica_rate_rps']}; compute at "
         f"η = {i['compute_efficiency']:.0%} of {units.format_rate(i['peak_flops'])}, memory at η_β = "
         f"{i['bandwidth_efficiency']:.0%} of {units.format_bandwidth(i['bandwidth'])}; step {F['step_time_s']}"
     )

@@ -55,8 +55,8 @@ const draw = () => {
       c.usd_per_hour === null ? "no price" : FORMAT.usd(c.usd_per_hour),
       c.usd_per_million_tokens === null ? "" : FORMAT.usd(c.usd_per_million_tokens)]));
   }
-  table.append(row(["formulas", `R: ${F.replica_rate_rps}`, F.gpus, F.kv_blocks, F.max_concurrency, F.slo, "",
-    F.goodput_rps, F.usd_per_hour, F.usd_per_million_tokens]));
+  table.append(row(["formulas", `R: ${F["plan.replica_rate_rps"]}`, F["plan.gpus"], F["plan.kv_blocks"], F.max_concurrency, F["plan.slo"], "",
+    F["plan.goodput_rps"], F["plan.usd_per_hour"], F["plan.usd_per_million_tokens"]]));
   summary.textContent = plan.best === null
     ? "No configuration meets both objectives within the GPUs allowed: relax an objective."
     : `Cheapest: TP${plan.best.tp} × ${plan.best.replicas} = ${plan.best.gpus} GPU(s) of ${plan.inputs.gpu} in ` +

@@ -1,6 +1,6 @@
 """Figures of chapters 6-10 (hwlib.plot.intensity, scaling, budgets, serving, pitfalls, ticks): each
 draws what the hwlib formula it names computes, labels where its numbers come from, and refuses bad
-input. The chapters' cells are checked by tests/test_chapter_code.py; calculators.md and gallery.md here."""
+input. The chapters' cells are checked by tests/book/test_chapter_code.py; calculators.md and gallery.md here."""
 
 import sys
 from pathlib import Path
@@ -193,7 +193,7 @@ def test_format_pct():
 
 @pytest.mark.parametrize("page", ["calculators.md", "gallery.md"])
 def test_book_pages_outside_the_chapters_draw_through_hwlib(page):
-    """tests/test_chapter_code.py checks the ten chapters; these two pages run code cells too."""
+    """tests/book/test_chapter_code.py checks the ten chapters; these two pages run code cells too."""
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import extract_cells

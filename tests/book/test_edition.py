@@ -17,7 +17,7 @@ import yaml
 
 import hwlib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import edition  # noqa: E402
 

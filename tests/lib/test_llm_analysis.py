@@ -32,7 +32,7 @@ import pytest
 
 from hwlib import calculator, memory, models, specs
 
-FIXTURE = json.loads((pathlib.Path(__file__).parent / "fixtures" / "llm_analysis.json").read_text())
+FIXTURE = json.loads((pathlib.Path(__file__).parents[1] / "fixtures" / "llm_analysis.json").read_text())
 CASES = {c["model"]: c for c in FIXTURE["cases"] if "bundled_config" not in c and "times" not in c}
 TIMES = {c["model"]: c for c in FIXTURE["cases"] if c.get("times")}
 H100 = specs.get("H100 SXM")

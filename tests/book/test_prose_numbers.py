@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 UNIT = (
     r"(TB/s|GB/s|GiB|MiB|KiB|TiB|GB|MB|KB|TB|PFLOP|TFLOP|GFLOP|FLOP/s|FLOPs?|ms|µs|us|ns|"
     r"hours?|days?|months?|W|%|\$)"

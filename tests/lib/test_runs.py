@@ -34,7 +34,7 @@ def test_palm_mfu_is_flagged_as_counting_attention_and_hfu_exceeds_mfu():
 def test_every_run_has_a_source_and_a_citation_in_the_bibliography():
     from pathlib import Path
 
-    bib = (Path(__file__).resolve().parents[1] / "references.bib").read_text(encoding="utf-8")
+    bib = (Path(__file__).resolve().parents[2] / "references.bib").read_text(encoding="utf-8")
     assert len(runs.names()) >= 8
     for key in runs.names():
         r = runs.get(key)

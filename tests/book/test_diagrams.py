@@ -168,7 +168,7 @@ def test_every_chapter_diagram_cell_has_alt_text_and_a_caption():
     import re
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1] / "chapters"
+    root = Path(__file__).resolve().parents[2] / "chapters"
     used = set()
     for md in sorted(root.glob("*.md")):
         for cell in re.findall(r"```\{code-cell\} ipython3\n(.*?)\n```", md.read_text(), flags=re.S):

@@ -244,7 +244,7 @@ def test_the_default_precision_rule_has_one_home():
     import re
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     pattern = re.compile(r"""["']bf16["'] if ["']bf16["'] in \S*precisions\(\)""")
     files = [
         p

@@ -463,7 +463,7 @@ def test_cli_runs_as_a_module():
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
 def test_stream_c_reference_builds_and_reports_json(tmp_path):
-    src = os.path.join(os.path.dirname(__file__), "..", "tools", "stream", "stream.c")
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "stream", "stream.c")
     exe = tmp_path / "stream"
     subprocess.run(["gcc", "-O3", "-march=native", "-fopenmp", src, "-o", str(exe)], check=True)  # as compare.py
     out = json.loads(subprocess.run([str(exe), "100000", "3"], capture_output=True, text=True, check=True).stdout)
@@ -472,7 +472,7 @@ def test_stream_c_reference_builds_and_reports_json(tmp_path):
 
 # --- the GPU code paths, driven by the CuPy stand-in (tests/gpu_standin.py) --------------------------
 # No GPU here: this checks the CuPy-side Python (names, argument order, record shapes) of every
-# experiment; tests/test_bench_gpu.py checks the timing and launch-shape behaviour.
+# experiment; tests/bench/test_bench_gpu.py checks the timing and launch-shape behaviour.
 
 
 def test_gpu_code_paths_with_a_numpy_stand_in(monkeypatch):

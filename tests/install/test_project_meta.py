@@ -18,7 +18,7 @@ import yaml
 
 import hwlib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted(ROOT.glob("chapters/*.md")) + [ROOT / "calculators.md", ROOT / "gallery.md", ROOT / "intro.md"]
 
 

@@ -31,7 +31,7 @@ import pytest
 
 import real_stack
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "colab"
 PINS_FILE = FIXTURES / "colab_pins.txt"
 HEAVY = {"torch", "cupy-cuda12x"}  # resolved, not installed

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.md"))
 sys.path.insert(0, str(ROOT / "tools"))
 import make_colab  # noqa: E402

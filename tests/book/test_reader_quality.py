@@ -18,7 +18,7 @@ from hwlib import plot  # noqa: E402
 from hwlib.bench import recorded  # noqa: E402
 from hwlib.plot import gallery  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 # Machado, Oliveira & Fernandes (2009), full-severity simulation matrices, applied in linear RGB.
 CVD = {
@@ -113,7 +113,7 @@ def test_each_chart_of_chapters_1_to_5_has_one_home():
 
 
 @pytest.mark.parametrize(
-    "md", sorted((Path(__file__).resolve().parents[1] / "chapters").glob("*.md")), ids=lambda p: p.name
+    "md", sorted((Path(__file__).resolve().parents[2] / "chapters").glob("*.md")), ids=lambda p: p.name
 )
 def test_captions_and_alt_text_hold_no_unresolved_labels(md):
     """Figure captions and alt text are plain strings in cell metadata: a `{eq}` role or an equation

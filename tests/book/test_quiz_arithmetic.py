@@ -11,7 +11,7 @@ from hwlib import flops, memory, models, parallel, roofline, specs
 from hwlib.units import GiB
 from test_prose_numbers import QUANTITY
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^(```|~~~)\{quiz\}\s*(.*?)\n(.*?)^\1\s*$", re.S | re.M)
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 

@@ -29,7 +29,7 @@ from markdown_it import MarkdownIt
 
 import real_stack
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import make_colab  # noqa: E402
 from colab_md import BUILD_PHRASES, parser  # noqa: E402

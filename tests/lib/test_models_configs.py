@@ -10,7 +10,7 @@ import pytest
 
 from hwlib import memory, models
 
-FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "transformers_counts.json").read_text(encoding="utf-8"))
+FIXTURE = json.loads((Path(__file__).parents[1] / "fixtures" / "transformers_counts.json").read_text(encoding="utf-8"))
 HF = FIXTURE["models"]
 
 

@@ -12,7 +12,7 @@ import pytest
 import gpu_standin as gs
 import real_stack
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # every CuPy attribute path hwlib reaches (cp./xp./bk.xp./cupy. in hwlib/**/*.py, normalised to "cupy."),
 # plus what it reaches through a local (rt = cp.cuda.runtime, core = cp._core, kern = cp.RawKernel(...))
 NAMES = {

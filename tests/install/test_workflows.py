@@ -22,7 +22,7 @@ import yaml
 
 import hwlib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 sys.path.insert(0, str(ROOT / "tools"))
 import release  # noqa: E402

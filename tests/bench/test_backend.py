@@ -102,7 +102,7 @@ def test_the_extras_the_hints_name_exist_and_bring_cuda_libraries():
     import tomllib
     from pathlib import Path
 
-    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"][
+    extras = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
     named = set(re.findall(r"hwlib\[([\w-]+)\]", backend.INSTALL_HINT + backend.LIBS_HINT))

@@ -62,3 +62,36 @@ def test_duplicates_finds_nothing_in_the_chapter_cells(tmp_path):
         ["duplicates", "--repo", str(tmp_path), "--most", "40"], capture_output=True, text=True, timeout=120
     ).stdout
     assert out.startswith("no duplicates"), out
+
+
+@pytest.mark.parametrize("page", ["calculators.md", "gallery.md"])
+def test_book_pages_outside_the_chapters_draw_through_hwlib(page):
+    """The chapters are checked above; these two pages run code cells too."""
+    source = extract_cells.page_source(ROOT / page)
+    assert extract_cells.raw_matplotlib_calls(source) == [], "draw figures with hwlib.plot functions"
+    assert '"bf16" in' not in source, "use Accelerator.default_precision() for the best 16-bit format"
+    assert "import yaml" not in source and "yaml.safe_load" not in source, "read hwlib/data through its hwlib loader"
+
+
+PAGE_CALLS = {
+    "formulas.md": [
+        "memory.activation_bytes_for(l2, 4096)",  # SwiGLU width, as chapters 8 and 9
+        "kv_bytes=memory.kv_cache_bytes_for(l3, 4096)",  # energy per token as chapter 9's table
+    ],
+    "chapters/03_accelerators.md": ['specs.get("TPU7x")', 'specs.get("TPU v6e")', "VMEM"],
+    "chapters/05_number_formats.md": ["__NV_SATFINITE", "ml_dtypes"],
+    "chapters/08_training_inference.md": ["memory.sequences_that_fit(", "smith2022mtnlg"],
+    "exercises/ex05_littles_law/source.md": ['hierarchy.entry("latency", "H100 PCIe")'],
+}
+
+
+def test_pages_compute_through_the_hwlib_calls_and_cite_the_sources_they_rely_on():
+    """The formula sheet repeats the chapters' calls; chapter 8 counts sequences with the one rule and
+    cites the MT-NLG paper; the Little's-law exercise reads the published latency from hwlib."""
+    missing = [
+        (page, call)
+        for page, calls in PAGE_CALLS.items()
+        for call in calls
+        if call not in (ROOT / page).read_text(encoding="utf-8")
+    ]
+    assert missing == []

@@ -185,3 +185,27 @@ def test_spec_rooflines_differ_by_line_style_not_only_colour():
     roofs = [line for line in ax.get_lines() if "ridge" in (line.get_label() or "")]
     assert len(roofs) == 3
     assert len({str(line.get_linestyle()) for line in roofs}) == 3
+
+
+def test_label_decades_only():
+    fig, ax = plot.roofline(["H100 SXM"])
+    assert plot.label_decades_only(ax) is ax
+    assert isinstance(ax.yaxis.get_minor_formatter(), matplotlib.ticker.NullFormatter)
+    with pytest.raises(ValueError, match="axis must be"):
+        plot.label_decades_only(ax, "z")
+
+
+def test_finish_axes():
+    fig, ax = matplotlib.pyplot.subplots()
+    ax.plot([1, 2, 4], [1, 2, 3], label="x")
+    assert (
+        plot.finish_axes(ax, "batch", "rate", "t", xbase2=True, yformatter=matplotlib.ticker.PercentFormatter(1.0))
+        is ax
+    )
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title(), ax.get_xscale()) == ("batch", "rate", "t", "log")
+    assert ax.get_legend() is not None and isinstance(
+        ax.yaxis.get_major_formatter(), matplotlib.ticker.PercentFormatter
+    )
+    fig, ax = matplotlib.pyplot.subplots()
+    plot.finish_axes(ax, "a", "b", "c", legend_fontsize=None)
+    assert ax.get_legend() is None and ax.get_xscale() == "linear"

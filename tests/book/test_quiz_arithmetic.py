@@ -5,6 +5,7 @@ teaches, so a wrong quiz answer fails a test like a wrong glued value would."""
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hwlib import flops, memory, models, parallel, roofline, specs
@@ -129,3 +130,26 @@ def test_every_quiz_with_typed_quantities_is_checked_here(md):
             assert any(md.name == c and q["q"].startswith(s) for c, s in CHECKED), (
                 f"{md.name}: quiz {q['q'][:60]!r} types {QUANTITY.search(text).group(0)!r}: glue it or check it here"
             )
+
+
+def quiz_answers(text: str) -> list[int]:
+    """Index of the first correct option of every quiz in a chapter source (``` or ~~~ fences)."""
+    answers = []
+    for block in re.findall(r"^(?:```|~~~)\{quiz\}.*?\n(.*?)^(?:```|~~~)\s*$", text, flags=re.S | re.M):
+        options = [ln for ln in block.split("\n---")[0].splitlines() if re.match(r"\s*[-*]\s*\[[ xX]\]", ln)]
+        answers.append(next(i for i, ln in enumerate(options) if re.match(r"\s*[-*]\s*\[[xX]\]", ln)))
+    return answers
+
+
+def test_quiz_answers_are_spread_over_the_options():
+    answers = [a for md in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md")) for a in quiz_answers(md.read_text())]
+    assert len(answers) >= 50
+    counts = np.bincount(answers, minlength=3)
+    assert counts.max() <= 0.5 * len(answers), f"correct option positions (a, b, c, ...): {counts}"
+    assert (counts[:3] > 0).all()
+
+
+def test_chapters_1_to_5_each_ask_for_a_computation_with_glued_values():
+    for md in sorted((ROOT / "chapters").glob("0[1-5]_*.md")):
+        quizzes = re.findall(r"^~~~\{quiz\}(.*?)^~~~\s*$", md.read_text(), flags=re.S | re.M)
+        assert any("{glue:text}" in q for q in quizzes), f"{md.name}: no quiz asks for a computed value"

@@ -126,3 +126,44 @@ def test_captions_and_alt_text_hold_no_unresolved_labels(md):
         if re.match(r"\s*(caption|alt):", line) and re.search(r"\{(eq|ref|doc|numref|cite)\}|\beq-[a-z]", line)
     ]
     assert bad == [], f"{md.name}: captions/alt text with unresolved references: {bad}"
+
+
+SELF_REFERENCE = re.compile(
+    r"\bthe seed\b|\bseed['’]s\b|\bseed (§|chapter|\d)|\blesson seed\b|\bthe lesson\b|\blesson['’]s\b"
+    r"|\bsources?: (the )?lesson\b|\blesson \"|\blesson exercise"
+    r"|gpu-experiments|shared/reference|grader research|toolchain findings",  # the team's notes, not the reader's
+    re.I,
+)
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((ROOT / "chapters").glob("0[1-5]_*.md"))
+    + sorted((ROOT / "exercises").glob("*/source.md"))
+    + sorted((ROOT / "hwlib").rglob("*.py"))
+    + sorted((ROOT / "hwlib" / "data").glob("*.yaml"))
+    + sorted((ROOT / "exercises").glob("*/checks.yaml")),
+    ids=lambda p: p.name,
+)
+def test_reader_facing_text_names_only_the_books_own_chapters(path):
+    n_chapters = len(list((ROOT / "chapters").glob("[0-9][0-9]_*.md")))
+
+    def names_a_missing_chapter(line):
+        return any(int(k) > n_chapters for k in re.findall(r"\bchapters? (\d+)\b", line, flags=re.I))
+
+    hits = [
+        ln.strip() for ln in path.read_text().splitlines() if SELF_REFERENCE.search(ln) or names_a_missing_chapter(ln)
+    ]
+    assert hits == [], f"{path.relative_to(ROOT)}: {hits}"
+
+
+def test_hwlib_docstrings_cite_no_book_section_numbers():
+    """hwlib cites chapters, not section numbers that drift."""
+    book_section = re.compile(r"[Cc]hapter \d+,? §\d|(?<![\w)] )§\d+\.\d+ ?\(?[\"“]")
+    hits = []
+    for p in (ROOT / "hwlib").rglob("*.py"):
+        if {"bench", "grading", "kernels"} & set(p.parts):
+            continue
+        text = p.read_text(encoding="utf-8")
+        hits += [f"{p.name}:{m.group(0)}" for m in book_section.finditer(text)]
+    assert hits == []

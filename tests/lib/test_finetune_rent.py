@@ -1,5 +1,7 @@
 """hwlib.finetune (LoRA/QLoRA) and hwlib.rent against published figures and their own data."""
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -167,3 +169,21 @@ def test_gpt2_pretraining_in_rent_is_the_calculators_training_memory():
     assert r["memory_bytes"] == est.training_bytes_per_gpu
     assert est.logits_bytes == 16 * 1024 * 50257 * 4  # 3.29 GB: the vocabulary is most of it
     assert r["memory_bytes"] == est.training_state_bytes + est.activation_bytes + est.logits_bytes
+
+
+def test_prices_come_from_the_providers_own_pages_with_a_date():
+    """Every rent price is read from the provider's own page (its domain in the source), dated, and the
+    hourly figure is the page's per-second rate x 3600 where the page prices by the second."""
+    root = Path(__file__).resolve().parents[2]
+    raw = yaml.safe_load((root / "hwlib" / "data" / "prices.yaml").read_text(encoding="utf-8"))
+    own = {"Runpod serverless": "docs.runpod.io", "Google Cloud (GPU only)": "cloud.google.com"}
+    for row in raw["prices"]:
+        text = raw["sources"][row["source"]]
+        assert own[row["provider"]] in text and "read" in text.lower(), row
+        assert str(row["date"]) >= "2026-12-01"
+    per_second = {"L4": 0.00019, "A100 80GB SXM": 0.00076, "H100 SXM": 0.00116, "H200": 0.00155, "B200": 0.00240}
+    for acc, usd_s in per_second.items():
+        assert f"${usd_s:.5f}" in raw["sources"]["runpod_serverless"]
+        assert rent.cheapest(acc).usd_per_hour == pytest.approx(usd_s * 3600, rel=1e-9)
+    assert rent.cheapest("T4").confidence == "low"  # not re-read: the data says so
+    assert "runpod2026serverlesspricing" in (root / "references.bib").read_text(encoding="utf-8")

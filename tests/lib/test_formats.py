@@ -1,10 +1,12 @@
 """hwlib.formats: layouts from ml_dtypes, rounding, overflow, NaN, bit decomposition."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from hwlib import formats, memory
+from hwlib import formats, memory, runs
 
 FLOATS = ["fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1"]
 ALL = FLOATS + ["int8", "int4"]
@@ -220,3 +222,48 @@ def test_docstring_examples():
 
     result = doctest.testmod(formats)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_fnuz_fp8_variants_come_from_ml_dtypes():
+    e4 = formats.info("fp8_e4m3fnuz")
+    assert (e4.max, e4.bias, e4.has_inf, e4.exponent_bits, e4.mantissa_bits) == (240.0, 8, False, 4, 3)
+    e5 = formats.info("e5m2fnuz")
+    assert (e5.max, e5.bias, e5.has_inf) == (57344.0, 16, False)
+    assert float(formats.quantize(300.0, "fp8_e4m3fnuz")) == 240.0  # saturates at its own max
+    assert formats.decompose(1.0, "fp8_e4m3fnuz").bits == "0 1000 000"  # bias 8, not 7
+    assert "fp8_e4m3fnuz" not in formats.names()  # the book's table is unchanged
+    assert "fp8_e4m3fnuz" in formats.names(variants=True)
+
+
+def test_e4m3_overflow_raw_is_nan_saturating_is_448():
+    assert math.isnan(float(formats.quantize([70000.0], "fp8_e4m3", saturate=False)[0]))
+    assert float(formats.quantize([70000.0], "fp8_e4m3")[0]) == 448.0
+    assert float(formats.quantize([-70000.0], "fp8_e4m3")[0]) == -448.0
+
+
+def test_bf16_conversion_is_round_to_nearest_even_not_a_cut():
+    x = np.array([1.0 + 2**-8 + 2**-12], np.float32)  # above the halfway point of two BF16 neighbours
+    assert float(formats.quantize(x, "bf16")[0]) == 1.0 + 2**-7  # a cut would give 1.0
+
+
+def test_a_14_bit_accumulator_drifts_and_promotion_every_128_fixes_it():
+    """The model chapter 5 draws for DeepSeek-V3's recipe: a running sum kept to the recipe's
+    accumulator bits, straight through and promoted to a wide sum every promotion interval."""
+    recipe = runs.get("deepseek_v3")["fp8_recipe"]
+    bits, every = recipe["accumulator_bits"], recipe["promotion_interval"]
+
+    def rnd(x):
+        m, e = math.frexp(x)
+        return math.ldexp(round(math.ldexp(m, bits)), e - bits)
+
+    prods = np.abs(np.random.default_rng(0).standard_normal(8192)).tolist()
+    exact = math.fsum(prods)
+    part = total = straight = 0.0
+    for i, p in enumerate(prods, 1):
+        straight = rnd(straight + p)
+        part = rnd(part + p)
+        if i % every == 0:
+            total, part = total + part, 0.0
+    promoted = total + part
+    assert abs(straight - exact) / exact > 1e-3  # 2^-14 per step, K = 8192: the sum drifts
+    assert abs(promoted - exact) / exact < 1e-4

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import yaml
 
-from hwlib import specs
+from hwlib import hierarchy, specs
 
 DATA = yaml.safe_load(resources.files("hwlib").joinpath("data", "hierarchy.yaml").read_text())
 
@@ -126,3 +126,23 @@ def test_register_bandwidth_is_one_formula_for_the_pyramid_and_the_bars():
     assert hierarchy.register_bandwidth("H200") == want
     regs = next(t for t in diagrams.hierarchy.tiers("H200") if t["name"] == "registers")
     assert regs["bandwidth"] == want
+
+
+def test_published_h200_points_show_latency_rising_under_load():
+    """Little's law read backwards, L = N / T, on the published H200 read-kernel points (gpu-benches)
+    gives about 549 ns at the smallest block and 785 ns at full occupancy, both longer than the idle
+    pointer-chase latency: idle-latency byte counts are lower bounds."""
+    pub = DATA["published"]["h200_read_vs_threads"]
+    in_flight = np.array(pub["threads_printed"]) * pub["blocks_per_sm"] * pub["bytes_per_thread_in_flight"]
+    latency = in_flight / (np.array(pub["read_gb_per_s"]) * 1e9)
+    assert latency[0] == pytest.approx(549e-9, rel=0.01) and latency[-1] == pytest.approx(785e-9, rel=0.01)
+    assert np.all(np.diff(latency) > 0)
+    lat = DATA["latency"]["H100 PCIe"]
+    idle = lat["dram_cycles"]["value"] / lat["clock_hz"]["value"]
+    assert idle < latency.min()
+
+
+def test_littles_law_latency_is_the_published_pointer_chase():
+    lat = hierarchy.entry("latency", "H100 PCIe")
+    latency = hierarchy.value(lat["dram_cycles"]) / hierarchy.value(lat["clock_hz"])
+    assert latency == pytest.approx(375.2e-9, rel=1e-3)

@@ -398,3 +398,16 @@ def test_max_batch_is_the_kv_caches_that_fit_beside_the_weights():
     assert memory.max_batch("Llama 3 405B", 8192, h100.visible_memory_bytes()) == 0  # 810 GB of weights
     with pytest.raises(ValueError, match="seq_len"):
         memory.max_batch(shape, 0, h100.visible_memory_bytes())
+
+
+def test_sequences_that_fit_use_the_usable_memory():
+    """The counts chapter 8 prints: usable memory minus the weights over the KV cache per sequence."""
+    h100, l3 = specs.get("H100 SXM"), models.get("Llama 3 8B")
+    room = memory.usable_bytes(h100.memory_bytes) - memory.weights_bytes(l3.n_params())
+    fit = {c: int(room // memory.kv_cache_bytes_for(l3, c)) for c in (4096, 8192)}
+    assert fit == {4096: 114, 8192: 57}
+    w = memory.weights_bytes(l3.n_params())
+    one_rule = {
+        c: memory.sequences_that_fit(w, memory.kv_cache_bytes_for(l3, c), h100.visible_memory_bytes()) for c in fit
+    }
+    assert one_rule == fit  # the book's one convention gives the same counts

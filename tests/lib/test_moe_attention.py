@@ -108,3 +108,36 @@ def test_bad_input(call):
     with pytest.raises((ValueError, KeyError)) as err:
         call()
     assert str(err.value)
+
+
+def _spec(batch):
+    from hwlib import flops
+
+    h100, l3 = specs.get("H100 SXM"), models.get("Llama 3 8B")
+    w, f = memory.weights_bytes(l3.n_params()), flops.forward_flops(l3.n_params(), 1)
+    kv = memory.kv_cache_bytes_for(l3, 256)
+    return attention.speculative_decode(w, f, h100, 0.8, 4, batch=batch, cost_ratio=0.05, kv_bytes=kv), (w, f, kv)
+
+
+def test_speculation_gains_e_over_1_plus_gamma_c_while_verification_is_memory_bound():
+    e = attention.speculative_expected_tokens(0.8, 4)
+    r, _ = _spec(16)
+    assert r["verify_bound"] == "memory"
+    assert r["speedup"] == pytest.approx(e / (1 + 4 * 0.05))
+
+
+def test_speculation_still_gains_when_verification_is_compute_bound_and_loses_while_plain_is_memory_bound():
+    r128, _ = _spec(128)
+    assert r128["verify_bound"] == "compute" and r128["speedup"] == pytest.approx(1.76, abs=0.01)
+    r512, (w, f, kv) = _spec(512)
+    h100 = specs.get("H100 SXM")
+    assert r512["speedup"] < 1
+    assert (w + 512 * kv) / h100.bandwidth > 512 * f / h100.peak_flops("bf16")  # plain decode: memory-bound
+
+
+def test_absorbed_mla_decode_attention_does_about_242_flop_per_cached_byte():
+    """MLA attends in the latent: per cached token, the latent and the RoPE part are read once."""
+    a = moe.get("DeepSeek-V3")
+    flop = a.n_heads * 2 * ((a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank)
+    byte = (a.kv_lora_rank + a.qk_rope_head_dim) * 2
+    assert flop / byte == pytest.approx(241.8, abs=0.1)

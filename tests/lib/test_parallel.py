@@ -140,3 +140,9 @@ BAD = [
 
 
 test_bad_input_names_the_argument, test_every_public_function_has_a_bad_input_case = badinput.make_tests(parallel, BAD)
+
+
+def test_backward_hides_comm_tokens_formula_and_errors():
+    assert parallel.backward_hides_comm_tokens(1.0, 1e9, 1e15, 0.5) == pytest.approx(1.0 * 0.5e15 / (2 / 3 * 6e9))
+    with pytest.raises(ValueError, match="mfu"):
+        parallel.backward_hides_comm_tokens(1.0, 1e9, 1e15, 0)

@@ -107,3 +107,12 @@ def test_docstrings_state_formula_and_source():
     for name in ("ridge_point", "attainable", "bound", "matmul_intensity", "elementwise_intensity", "in_flight_bytes"):
         doc = getattr(roofline, name).__doc__
         assert "chapter" in doc or "et al." in doc, name  # a source: a chapter of the book or a paper
+
+
+def test_matmul_bytes_with_matmul_flops_gives_matmul_intensity():
+    from hwlib import flops
+
+    assert roofline.matmul_bytes(64, 8192, 8192, 2) == (64 * 8192 * 2 + 8192 * 8192) * 2
+    assert flops.matmul_flops(64, 8192, 4096) / roofline.matmul_bytes(64, 8192, 4096, "bf16") == pytest.approx(
+        roofline.matmul_intensity(64, 8192, 4096, 2)
+    )

@@ -63,3 +63,45 @@ def test_runs_doctests_hold():
     import doctest
 
     assert doctest.testmod(runs).failed == 0
+
+
+def test_deepseek_v3_fp8_recipe_is_stored_as_the_report_states_it():
+    """DeepSeek-V3 report, section 3.3."""
+    recipe = runs.get("deepseek_v3")["fp8_recipe"]
+    assert recipe["fp8_gemms"] == ["Fprop", "Dgrad", "Wgrad"]
+    kept = " ".join(recipe["higher_precision"])
+    for op in ("embedding", "output head", "gating", "normalization", "attention"):
+        assert op in kept
+    assert (recipe["activation_tile"], recipe["weight_block"], recipe["promotion_interval"]) == (128, 128, 128)
+    assert recipe["accumulator_bits"] == 14
+
+
+def test_llama3_model_card_hours_imply_15_6_and_27_9_percent_mfu():
+    from hwlib import energy, models
+
+    peak = specs.get("H100 SXM").peak_flops("bf16")
+    got = {}
+    for key, name in (("llama3_8b_card", "Llama 3 8B"), ("llama3_70b_card", "Llama 3 70B")):
+        r = runs.get(key)
+        got[name] = flops.training_flops(models.get(name).n_params(), r["tokens"]) / (r["gpu_hours"] * 3600) / peak
+    assert got["Llama 3 8B"] == pytest.approx(0.156, abs=0.001)
+    assert got["Llama 3 70B"] == pytest.approx(0.279, abs=0.001)
+    # one home per fact: the energy data's Llama 3 8B hours are the same figure
+    assert energy.published("llama3_8b")["gpu_hours"] == runs.get("llama3_8b_card")["gpu_hours"]
+
+
+def test_megatron_table_is_marked_as_single_replica_benchmarks_and_the_530b_run_is_separate():
+    for key in ("megatron_22b", "megatron_175b", "megatron_530b", "megatron_1t"):
+        assert runs.get(key)["data_parallel"] == 1
+    run = runs.get("megatron_530b_run")
+    assert (run["mfu"], run["gpus"]) == (0.542, 2240)
+
+
+def test_the_mtnlg_production_run_is_its_own_entry_with_its_throughput():
+    """Korthikanti et al.'s 54.2 % is their measurement; Megatron-Turing NLG's run reports 113-126 TFLOP/s."""
+    run = runs.get("mtnlg_530b")
+    a100 = specs.get("A100 80GB SXM").peak_flops("bf16")
+    assert a100 == 312e12
+    assert [round(f / a100, 3) for f in run["flops_per_gpu"]] == [0.404, 0.388, 0.362]
+    assert run["gpus"] == [2240, 2800, 3360] and "mfu" not in run  # hardware throughput, not an MFU
+    assert "54.2%" in runs.get("megatron_530b_run")["source"]

@@ -1,5 +1,7 @@
 """One checker for the {value, source, confidence} records of every data file (hwlib.sourced)."""
 
+from pathlib import Path
+
 import pytest
 
 from hwlib import energy, interconnect, sourced, specs
@@ -38,3 +40,32 @@ def test_each_bad_field_is_named(change, message):
 def test_a_plain_number_is_not_a_record():
     with pytest.raises(ValueError, match="exactly value, source, confidence; got 3"):
         sourced.number("x", 3, SOURCES)
+
+
+REJECTED_HOSTS = (
+    "grokipedia",
+    "lzwjava",
+    "geektopia",
+    "sysrqmts",
+    "fpsbench",
+    "cheap5v",
+    "store.sourcecode",
+    "archive-lib.hpctech",
+    "upb-pc2",
+    "gpu.blog",
+    "hpc-notes",
+    "firmwaresecurity",
+    "soylentnews",
+    "techbytes",
+    "wiaix",
+    "ada_l4_die",
+)
+
+
+def test_no_data_file_or_bibliography_entry_cites_a_rejected_secondary_source():
+    """Secondary sources checked and found wrong or unsourced are not cited again."""
+    root = Path(__file__).resolve().parents[2]
+    texts = {p.name: p.read_text(encoding="utf-8") for p in (root / "hwlib" / "data").glob("*.yaml")}
+    texts["references.bib"] = (root / "references.bib").read_text(encoding="utf-8")
+    hits = [(name, host) for name, text in texts.items() for host in REJECTED_HOSTS if host in text]
+    assert hits == []

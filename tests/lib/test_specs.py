@@ -2,6 +2,7 @@
 
 import copy
 import math
+from pathlib import Path
 
 import pytest
 import yaml
@@ -390,3 +391,58 @@ def test_visible_memory_is_the_share_a_unified_memory_lets_the_gpu_wire():
     """One budget for every fit: ECC on GDDR parts and the GPU's share of a unified memory alike."""
     assert specs.get("M4 Max").visible_memory_bytes() == 96 * GiB
     assert specs.get("T4").visible_memory_bytes() == specs.get("T4").ecc_memory_bytes
+
+
+PRESS_HOSTS = (
+    "wccftech",
+    "tomshardware",
+    "spheron",
+    "verda.com",
+    "world-today-news",
+    "svethardware",
+    "pcguia",
+    "theregister",
+    "eminentnews",
+    "awesomeagents",
+    "macmegasite",
+    "hmc-tech",
+    "stencel",
+    "thefpsreview",
+    "pocketmags",
+    "vultr",
+)
+
+
+def test_a_figure_from_the_press_or_a_blog_is_never_high_confidence():
+    raw = yaml.safe_load((Path(__file__).resolve().parents[2] / "hwlib" / "data" / "specs.yaml").read_text())
+    press = {k for k, v in raw["sources"].items() if any(h in v for h in PRESS_HOSTS)}
+    assert press  # the class exists: these parts have no vendor datasheet in the data yet
+
+    def walk(node, path):
+        if isinstance(node, dict) and "source" in node and "confidence" in node:
+            yield path, node
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                yield from walk(v, f"{path}.{k}")
+
+    high = [p for p, v in walk(raw["accelerators"], "") if v["source"] in press and v["confidence"] == "high"]
+    assert high == []
+
+
+def test_l4_sm_count_and_l2_are_what_the_card_reports():
+    l4 = specs.get("L4")
+    assert l4.compute_units == 58 and l4.l2_bytes == 48 * 2**20
+    raw = (Path(__file__).resolve().parents[2] / "hwlib" / "data" / "specs.yaml").read_text(encoding="utf-8")
+    src = raw[raw.index("  l4_devicequery:") :].splitlines()[0]
+    assert "(58) Multiprocessors" in src and "50331648" in src
+    assert l4.ecc_memory_bytes == 23034 * 2**20 and specs.get("T4").ecc_memory_bytes == 15360 * 2**20
+
+
+def test_tpu7x_has_an_fp8_rate_and_a_ridge_above_the_b200():
+    v7, b200 = specs.get("TPU7x"), specs.get("B200")
+    assert v7.peak_flops("fp8") == 2 * v7.peak_flops("bf16")  # "an FP8 rate above its BF16 one"
+    assert v7.ridge_point("bf16") > b200.ridge_point("bf16")  # "above a B200's"
+
+
+def test_h200_was_announced_in_2023():
+    assert specs.get("H200").release_year == 2023 and specs.get("B200").release_year == 2024

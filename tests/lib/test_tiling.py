@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from hwlib import tiling
+from hwlib import specs, tiling
+from hwlib.hierarchy import sm_limits
 
 
 def test_pad_vocabulary_like_nanogpt():
@@ -46,3 +47,35 @@ def test_bad_input_names_the_argument(bad):
         tiling.tile_count(4096, 4096, tile_m=bad)
     with pytest.raises(ValueError, match="sms must be a whole number"):
         tiling.gemm_efficiency(4096, 4096, bad)
+
+
+@pytest.mark.parametrize("gpu", ["H100 SXM", "H200", "B200"])
+def test_tensor_core_formats_need_the_same_tile_from_a_tier(gpu):
+    """t >= b_f * pi_f / beta is the same for TF32 (4 B), BF16 (2 B) and FP8 (1 B), because each
+    halving of the element size doubles the dense peak; FP32 on the CUDA cores needs far less."""
+    acc = specs.get(gpu)
+    bpi = {f: b * acc.peak_flops(f) for f, b in [("tf32", 4), ("bf16", 2), ("fp8", 1)]}
+    # 3 %: the B200's TF32 peak is printed rounded (1.1 PFLOP/s, not 1.125)
+    assert max(bpi.values()) == pytest.approx(min(bpi.values()), rel=0.03)
+    assert 4 * acc.peak_flops("fp32") < 0.2 * bpi["bf16"]
+
+
+def test_tile_problem_arithmetic():
+    """GEMM reuse is set by the output tile; the FP32 accumulator is what binds, not shared memory."""
+    h200 = specs.get("H200")
+    lim = sm_limits("H200")
+    t = 2 * h200.peak_flops("bf16") / h200.bandwidth  # t = b·π/β for BF16 from HBM
+    assert t == pytest.approx(412, abs=1)
+    slab = 2 * t * 64 * 2  # A and B slabs, k_blk = 64, BF16
+    assert slab / 2**10 == pytest.approx(103, abs=1) and slab < lim["max_shared_bytes_per_sm"]
+    acc = t**2 * 4
+    assert acc > lim["registers_per_sm"] * 4  # the FP32 accumulator is what does not fit
+    assert 2 * 128 * 256 / ((128 + 256) * 2) == pytest.approx(85.3, abs=0.1)
+
+
+def test_shared_memory_tile_is_64_per_clock():
+    """Dense BF16 FLOP per clock per SM against 128 shared-memory bytes per clock per SM, one clock."""
+    h100 = specs.get("H100 SXM")
+    flop_per_clk_sm = h100.peak_flops("bf16") / (h100.compute_units * 1.83e9)
+    assert flop_per_clk_sm == pytest.approx(4096, rel=0.01)
+    assert 2 * 4096 / 128 == 64

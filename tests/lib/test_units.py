@@ -234,3 +234,9 @@ def test_parse_number_reads_what_people_type(text, context, expected):
 def test_parse_number_names_the_field(text):
     with pytest.raises(ValueError, match="^micro-batch b"):
         units.parse_number(text, "micro-batch b")
+
+
+def test_format_pct():
+    assert units.format_pct(0.4) == "40 %" and units.format_pct(0.01234, 2) == "1.23 %"
+    with pytest.raises(ValueError, match="decimals"):
+        units.format_pct(0.4, 1.5)

@@ -1,8 +1,9 @@
-"""The seeds' worked examples and published figures, reproduced through hwlib's public API.
+"""The book's worked examples and the published figures it quotes, reproduced through hwlib's public API.
 
-Seeds: chapter 12 "Hardware for AI" (§4.2, §7.1, §8) and the lesson "Compute, hardware and scale
-basics" (whose formulas were lost in extraction; the restored values are stated here).
-Tolerances are relative unless stated; each says why it is that wide. GB = 1e9 B.
+Memory budgets (weights, training state, KV cache), the roofline's ridge point and bound, the decode
+ceiling, training time and cost, and the published compute, MFU and ZeRO figures (GPT-3, Chinchilla,
+Llama 2 and 3, ZeRO, vLLM). Tolerances are relative unless stated; each says why it is that wide.
+GB = 1e9 B.
 """
 
 import pytest
@@ -19,7 +20,7 @@ def test_h100_spec_numbers_used_below():
     assert H100.bandwidth == pytest.approx(3.35e12, rel=1e-3)
 
 
-# --- lesson: memory --------------------------------------------------------------------------
+# --- memory --------------------------------------------------------------------------------
 
 
 def test_7b_weights_and_training_state():
@@ -44,16 +45,16 @@ def test_exercise1_memory_budget_1_3b():
     assert memory.kv_cache_bytes(24, 32, 64, 4096) == pytest.approx(0.805e9, rel=0.001)
 
 
-# --- chapter 12 §4.2 / §7.1 and the lesson: roofline ------------------------------------------
+# --- roofline ----------------------------------------------------------------------------------
 
 
 def test_h100_ridge_point():
-    # lesson: "~300 FLOP/byte on H100"; 989.4 TFLOP/s / 3.35 TB/s = 295.3
+    # "~300 FLOP/byte on H100": 989.4 TFLOP/s / 3.35 TB/s = 295.3
     assert roofline.ridge_point(H100_BF16, H100.bandwidth) == pytest.approx(295.3, abs=0.1)
     assert H100.ridge_point("bf16") == pytest.approx(roofline.ridge_point(H100_BF16, H100.bandwidth))
 
 
-def test_seed_machine_n_1500():
+def test_a_1_pflops_2_tbs_machine_turns_compute_bound_at_n_1500():
     pi, beta = 1.0e15, 2.0e12
     ridge = roofline.ridge_point(pi, beta)
     assert ridge == 500.0
@@ -61,21 +62,21 @@ def test_seed_machine_n_1500():
     assert roofline.matmul_intensity(1500, 1500, 1500, "bf16") == pytest.approx(ridge, rel=1e-12)
     assert roofline.bound(roofline.matmul_intensity(1400, 1400, 1400, "bf16"), pi, beta) == "memory"
     assert roofline.bound(roofline.matmul_intensity(1600, 1600, 1600, "bf16"), pi, beta) == "compute"
-    # §7.1: a kernel at I = 100 attains at most 2e14 FLOP/s, one fifth of peak
+    # a kernel at I = 100 attains at most 2e14 FLOP/s, one fifth of peak
     assert roofline.attainable(100, pi, beta) == pytest.approx(2e14)
     # elementwise ops: c / (2b) is far below the ridge whatever the size
     assert roofline.bound(roofline.elementwise_intensity(1, "bf16"), pi, beta) == "memory"
 
 
 def test_decode_bound_7b_bf16_on_h100():
-    # lesson: single-stream decoding is capped at bandwidth / model bytes
+    # single-stream decoding is capped at bandwidth / model bytes
     tps = flops.decode_tokens_per_s_bound(memory.weights_bytes(7e9, "bf16"), H100.bandwidth)
     assert tps == pytest.approx(239.3, abs=0.1)
     # batching 16 sequences reuses each weight read 16 times (exercise 4)
     assert flops.decode_tokens_per_s_bound(14e9, H100.bandwidth, batch=16) == pytest.approx(16 * tps)
 
 
-# --- lesson: time and cost --------------------------------------------------------------------
+# --- time and cost --------------------------------------------------------------------------
 
 
 def test_exercise2_350m_on_7b_tokens():
@@ -90,7 +91,7 @@ def test_exercise2_350m_on_7b_tokens():
 
 
 def test_worked_example1_gpt2_small():
-    # restored: GPT-2 small (124M) on 10B tokens -> 7.4e18 FLOP; H100 at 40 % MFU ≈ 4e14 FLOP/s
+    # GPT-2 small (124M) on 10B tokens -> 7.4e18 FLOP; H100 at 40 % MFU ≈ 4e14 FLOP/s
     c = flops.training_flops(124e6, 10e9)
     assert c == pytest.approx(7.44e18)
     t = flops.training_time_s(c, H100_BF16, mfu=0.40)
@@ -130,7 +131,7 @@ def test_llama2_7b_implied_mfu():
     # Llama 2 paper, Table 2: 7B (6.74e9 params) on 2.0T tokens took 184,320 A100-80GB GPU-hours.
     achieved = flops.training_flops(6.74e9, 2.0e12) / (184_320 * HOUR)
     u = flops.mfu(achieved, specs.get("A100 80GB SXM").peak_flops("bf16"))
-    assert 0.30 < u < 0.50  # the lesson's "30–50 %"; it is 0.39
+    assert 0.30 < u < 0.50  # the book's "30–50 %"; it is 0.39
     assert u == pytest.approx(0.39, abs=0.01)
 
 

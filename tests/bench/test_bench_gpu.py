@@ -1,5 +1,5 @@
 """hwlib.bench against a CuPy stand-in that fails like a GPU (tests/gpu_standin.py): one test per way
-the experiments went wrong on real hardware (issue: launch-bound timings, launch shapes from
+the experiments can go wrong on real hardware (launch-bound timings, launch shapes from
 assumptions, a failure costing the whole run, blocking copies, missing bfloat16, broken PyTorch)."""
 
 import json

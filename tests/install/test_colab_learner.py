@@ -295,9 +295,9 @@ def test_live_values_are_printed_for_the_text_to_point_to(rel, learner, book):
     doc, run = doc_of(ROOT / rel), learner["runs"][rel]
     printed = "\n".join(run["outputs"])
     text = "\n".join(c.source for c in nbformat.read(ROOT / rel, as_version=4).cells if c.cell_type == "markdown")
-    for name in book.live.get(doc, set()):
-        if f"`{name}` (your value, printed above)" in text:
-            assert re.search(rf"^{re.escape(name)} = ", printed, re.M), f"{name} is pointed to but never printed"
+    pointed = [name for name in book.live.get(doc, set()) if f"`{name}` (your value, printed above)" in text]
+    unprinted = [name for name in pointed if not re.search(rf"^{re.escape(name)} = ", printed, re.M)]
+    assert unprinted == [], "pointed to by the text but never printed"
 
 
 def test_exercise_self_check_works_from_the_installed_package(learner):

@@ -1,4 +1,4 @@
-"""hwlib.calculator: the lesson's worked examples and exercises through one call, composition with the
+"""hwlib.calculator: the book's worked examples and exercises through one call, composition with the
 functions that own each formula, display, and bad input."""
 
 import math

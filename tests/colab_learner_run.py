@@ -1,4 +1,4 @@
-"""Driver of tests/test_colab_learner.py, run by the learner's own Python (a fresh venv), not by pytest.
+"""Driver of tests/install/test_colab_learner.py, run by the learner's own Python (a fresh venv), not by pytest.
 
     python colab_learner_run.py OUT.json INSTALL_SPEC WORKDIR NOTEBOOK...
 

@@ -1,6 +1,6 @@
 """Run E1-E9 at test sizes on the NumPy path and on the CuPy stand-in (as a T4 with Colab's CuPy
 14.0.1), in whatever Python and NumPy run this script, and print one JSON line: per backend, per
-experiment, its status and reason, plus the bf16 row of E7. Used by tests/test_colab_matrix.py under
+experiment, its status and reason, plus the bf16 row of E7. Used by tests/install/test_colab_matrix.py under
 Colab's pinned stacks (Python 3.13; NumPy 2.1.3 and 2.0.2)."""
 
 import json

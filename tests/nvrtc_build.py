@@ -182,7 +182,7 @@ def write_yaml(path: Path, nvrtc: NVRTC) -> None:
         "# Registers per thread of hwlib's CUDA kernels (hwlib/kernels/*.cu), per architecture, as NVRTC",
         f"# {nvrtc.version[0]}.{nvrtc.version[1]} (the nvidia-cuda-nvrtc-cu12 wheel) compiles them with CuPy's",
         "# RawKernel options, read from each cubin's EIATTR_REGCOUNT attribute (what cuobjdump",
-        "# --dump-resource-usage prints). Written by tests/nvrtc_build.py; tests/test_kernels_nvrtc.py checks",
+        "# --dump-resource-usage prints). Written by tests/nvrtc_build.py; tests/bench/test_kernels_nvrtc.py checks",
         "# that it matches a fresh build. Keys: kernel -> compile-time option ('' for none) -> sm_XX -> registers.",
         f"nvrtc: '{nvrtc.version[0]}.{nvrtc.version[1]}'",
         "registers:",

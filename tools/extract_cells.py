@@ -6,7 +6,7 @@
 
 Each page becomes <DIR>/<slug>.py: its cells in order, each headed by a `# %% <page>:<line>` comment,
 IPython magics (`%pip ...`, `!cmd`) turned into `pass  # %pip ...` so the file parses. The output is what the
-`duplicates` command reads (it skips Markdown) and what tests/test_chapter_code.py counts.
+`duplicates` command reads (it skips Markdown) and what tests/book/test_chapter_code.py counts.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ HIDDEN = {"remove-cell": "Setup", "hide-input": "Show the code", "remove-input":
 def install_cell(spec: str) -> str:
     """The first cell of every Colab notebook: install this edition of hwlib (`spec`, from
     tools/edition.py) on Colab; elsewhere one line if it is missing. Its core dependencies are all on
-    Colab already, so nothing Colab pinned changes and no restart is needed (tests/test_colab_install.py)."""
+    Colab already, so nothing Colab pinned changes and no restart is needed (tests/install/test_colab_install.py)."""
     return f'''# @title Install hwlib (on Colab; elsewhere this only checks that hwlib is installed)
 import os
 import sys

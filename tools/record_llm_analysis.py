@@ -1,5 +1,5 @@
 """Record what llm-analysis 0.2.2 (Cheng Li, PyPI `llm-analysis`) computes for the shapes hwlib ships,
-into tests/fixtures/llm_analysis.json, so tests/test_llm_analysis.py can compare hwlib with it
+into tests/fixtures/llm_analysis.json, so tests/lib/test_llm_analysis.py can compare hwlib with it
 without installing it (it pulls in transformers). Run in a throwaway venv:
 
     python3.11 -m venv /tmp/llma && /tmp/llma/bin/pip install llm-analysis==0.2.2

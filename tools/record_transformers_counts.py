@@ -3,7 +3,7 @@
 Each config becomes a transformers model on the meta device (no weights, no network); the script
 writes its parameter count, the parameters of the input embedding and the bytes its DynamicCache
 holds after a prefill of 256 and of `--seq` tokens in bf16, to tests/fixtures/transformers_counts.json, which
-tests/test_models_configs.py compares with hwlib.models. Needs torch and transformers (not part of
+tests/lib/test_models_configs.py compares with hwlib.models. Needs torch and transformers (not part of
 the book's requirements); run it in a separate environment:
 
     python tools/record_transformers_counts.py            # writes the fixture

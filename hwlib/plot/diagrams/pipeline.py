@@ -13,7 +13,7 @@ operations in the schedule's fixed order, each starting when the device is free 
   has chunks s, s + p, ...), each op takes 1/v as long, and the bubble shrinks by v.
 
 Bubble fraction (idle / total device time) = (p - 1) / (v m + p - 1)  (`parallel.pipeline_bubble_fraction`);
-the simulated schedules reproduce it (tests/test_diagrams.py).
+the simulated schedules reproduce it (tests/book/test_diagrams.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Random inputs and comparisons for checking the generated JavaScript against hwlib's Python
-(tests/test_web_transpile.py runs it in Node, tests/browser/ in the built book's pages).
+(tests/web/test_web_transpile.py runs it in Node, tests/browser/ in the built book's pages).
 
 An estimate "case" is the keyword set of `hwlib.calculator.estimate`, except that a custom model
 is written ``{"custom": {...models.custom keywords...}}`` so it can travel as JSON; `to_python`

@@ -17,7 +17,7 @@ import yaml
 from hwlib import units
 from hwlib.grading import grader, selfcheck, spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ALL = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/checks.yaml"))
 WITH_PARAMS = [e for e in ALL if spec.load_exercise(e).params]
 

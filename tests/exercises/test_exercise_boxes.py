@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("exercise_boxes", ROOT / "tools" / "exercise_boxes.py")
 boxes = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(boxes)

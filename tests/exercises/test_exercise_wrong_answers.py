@@ -10,7 +10,7 @@ import pytest
 
 from hwlib.grading import grader, spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # (exercise, line of the solution, the wrong line, {check: words of its diagnosis}, checks that must still pass)
 CASES = [

@@ -8,7 +8,7 @@ import pytest
 
 from hwlib.grading import grader, spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HIDDEN = ROOT / "tests" / "fixtures" / "hidden_checks"
 IDS = sorted(p.stem for p in HIDDEN.glob("ex*.yaml"))
 

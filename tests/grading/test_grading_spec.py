@@ -6,7 +6,7 @@ import pytest
 
 from hwlib.grading import spec
 
-HIDDEN = Path(__file__).parent / "fixtures" / "grading" / "hidden"
+HIDDEN = Path(__file__).resolve().parents[1] / "fixtures" / "grading" / "hidden"
 
 
 def checks(*entries, **top):

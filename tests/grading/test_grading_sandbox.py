@@ -9,7 +9,7 @@ import pytest
 import speed
 from hwlib.grading import sandbox
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BWRAP = sandbox.bwrap_available()
 needs_bwrap = pytest.mark.skipif(not BWRAP, reason="bubblewrap missing: .ci/run installs it")
 

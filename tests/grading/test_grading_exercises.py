@@ -8,7 +8,7 @@ import pytest
 
 from hwlib.grading import grader, spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/checks.yaml"))
 
 

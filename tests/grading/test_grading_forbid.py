@@ -9,7 +9,7 @@ import pytest
 
 from hwlib.grading import forbid, grader, selfcheck, spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EVALUATE = (forbid.Forbidden("layout.evaluate"),)
 
 

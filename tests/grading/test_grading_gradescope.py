@@ -13,7 +13,7 @@ import pytest
 from hwlib import cli
 from hwlib.grading import gradescope
 
-FIX = Path(__file__).parent / "fixtures" / "grading"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "grading"
 CORRECT = FIX / "submissions" / "correct.ipynb"
 BLANK = FIX / "submissions" / "blank.ipynb"
 HIDDEN = FIX / "hidden"

@@ -19,7 +19,7 @@ import pytest
 from hwlib import cli
 from hwlib.grading import classreport, grader, identity, spec, text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "grading"
 CORRECT = FIX / "submissions" / "correct.ipynb"
 HIDDEN = FIX / "hidden"

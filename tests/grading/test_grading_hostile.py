@@ -20,7 +20,7 @@ import speed
 from hwlib import cli
 from hwlib.grading import grader, identity, quantity, runner, sandbox, spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "grading"
 HOST = FIX / "hostile"
 HIDDEN = FIX / "hidden"

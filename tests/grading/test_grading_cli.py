@@ -9,7 +9,7 @@ import pytest
 from hwlib import cli
 from hwlib.grading import identity, sandbox
 
-SUBS = Path(__file__).parent / "fixtures" / "grading" / "submissions"
+SUBS = Path(__file__).resolve().parents[1] / "fixtures" / "grading" / "submissions"
 
 
 @pytest.mark.parametrize(
@@ -48,7 +48,7 @@ def test_grades_a_folder_and_reports_each_submission(tmp_path, capsys):
     for name in ("correct.ipynb", "empty.ipynb"):
         shutil.copy(SUBS / name, tmp_path / name)
     out = tmp_path / "out"
-    folder = Path(__file__).resolve().parents[1] / "exercises" / "ex01_memory_budget"
+    folder = Path(__file__).resolve().parents[2] / "exercises" / "ex01_memory_budget"
     assert cli.main(["grade", str(folder), str(tmp_path), "--out", str(out), "--jobs", "2"]) == 0
     text = capsys.readouterr().out
     correct, empty = (identity.folder_name(n) for n in ("correct.ipynb", "empty.ipynb"))

@@ -72,7 +72,7 @@ def test_book_pages_have_an_in_sync_colab_pair(page):
     import jupytext
     import nbformat
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     text = jupytext.read(root / f"{page}.md")
     pair = nbformat.read(root / f"{page}.ipynb", as_version=4)  # the Colab edition (tools/make_colab.py)
     untitled = lambda s: s.split("\n", 1)[1] if s.startswith("# @title") else s  # noqa: E731

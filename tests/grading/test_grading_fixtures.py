@@ -15,7 +15,7 @@ import pytest
 import speed
 from hwlib.grading import identity, sandbox
 
-FIX = Path(__file__).parent / "fixtures" / "grading"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "grading"
 SUBS = FIX / "submissions"
 HIDDEN = FIX / "hidden"
 SECRET = "CANARY-hidden-7f3a9c-env"

@@ -52,7 +52,7 @@ def test_grades_a_folder_and_reports_each_submission(tmp_path, capsys):
     assert cli.main(["grade", str(folder), str(tmp_path), "--out", str(out), "--jobs", "2"]) == 0
     text = capsys.readouterr().out
     correct, empty = (identity.folder_name(n) for n in ("correct.ipynb", "empty.ipynb"))
-    assert f"{correct}: 9/9  graded" in text and f"{empty}: 0/9  empty" in text and "grades.csv" in text
+    assert f"{correct}: 9/10  graded" in text and f"{empty}: 0/10  empty" in text and "grades.csv" in text
     res = json.loads((out / "submissions" / correct / "results.json").read_text())
     assert res["score"] == 9 and res["extra_data"]["timings_s"]["kernel_start"] > 0
     assert (out / "submissions" / correct / "feedback.txt").read_text().startswith("ex01_memory_budget")

@@ -338,8 +338,8 @@ def test_resume_keeps_finished_results_and_grades_changed_files(tmp_path, capsys
     (subs / "b.ipynb").write_text("changed")
     assert cli.main(["grade", "ex01", str(subs), "--out", str(out), "--resume"]) == 0
     text = capsys.readouterr().out
-    assert f"{identity.folder_name('a.ipynb')}: 9/9  graded" in text and "(resumed)" in text
-    assert f"{identity.folder_name('b.ipynb')}: 0/9  not_a_notebook" in text
+    assert f"{identity.folder_name('a.ipynb')}: 9/10  graded" in text and "(resumed)" in text
+    assert f"{identity.folder_name('b.ipynb')}: 0/10  not_a_notebook" in text
     assert text.count("(resumed)") == 1
 
 

@@ -22,6 +22,13 @@ CASES = [
         ["kv_cache_fn", "kv_4k", "max_sequences"],
     ),
     (
+        "ex02_time_and_cost",
+        "achieved = peak_flops * mfu * n_gpus * scaling_efficiency",
+        "achieved = peak_flops * mfu * n_gpus",
+        {"training_time_fn_cluster": "ignores `scaling_efficiency`", "time_8gpu": "perfect scaling"},
+        ["training_time_fn", "time_1gpu", "cost_1gpu", "gpus_for_1h"],
+    ),
+    (
         "ex04_decode_bound",
         "return batch / step_time",
         "return 1 / step_time",

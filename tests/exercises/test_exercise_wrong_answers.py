@@ -40,7 +40,7 @@ CASES = [
         "moved = 3 * n**2 * bytes_per_element",
         "moved = 3 * n**2 * 2",
         {"square_intensity_fn_fp32": "ignores `bytes_per_element`"},
-        ["square_intensity_fn", "i_1024_bf16"],
+        ["square_intensity_fn", "i_square"],
     ),
     (
         "ex09_number_formats",

@@ -177,7 +177,7 @@ DESIGN_CASES = [
         "ex17_pick_hardware",
         "plan_cost, gpu, gpus_per_replica, precision, batch = min(plans)",
         "plan_cost, gpu, gpus_per_replica, precision, batch = 32 * PRICE['H100 SXM'], 'H100 SXM', 1, 'bf16', 8",
-        {"plan_cost_near_best": "more than 10 % cheaper"},
+        {"plan_cost_near_best": "cheaper by more than the margin"},
         ["plan_memory_fits", "plan_rate_meets_target", "memory_fn_h100"],
     ),
 ]

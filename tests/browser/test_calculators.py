@@ -334,3 +334,84 @@ def test_roofline_explorer_refuses_impossible_intensities_and_follows_its_slider
     h100 = specs.get("H100 SXM")
     assert moved[1]["attainable"] == roofline.attainable(1000.0, h100.peak_flops("bf16"), h100.bandwidth)
     assert moved[1]["bound"] == "compute"
+
+
+DRIVE_SERVE = """([id, cases]) => {
+  const root = document.getElementById(id);
+  const q = (name) => root.querySelector(`[name="${name}"]`) || root.querySelector(`[id$="-${name}"]`);
+  return cases.map((c) => {
+    for (const [k, v] of Object.entries(c)) q(k).value = String(v);
+    q("rate_rps").dispatchEvent(new Event("change", {bubbles: true}));
+    const box = root.querySelector(".hwlib-error");
+    return {state: root.dataset.state, result: root.dataset.result ? JSON.parse(root.dataset.result) : null,
+            kwargs: root.dataset.kwargs ? JSON.parse(root.dataset.kwargs) : null, error: root.dataset.error || null,
+            shown: box.hidden ? null : box.textContent, rows: root.querySelectorAll("tr").length};
+  });
+}"""
+
+
+def serve_cases(rng, n):
+    """Random services the serving planner's form can express: small simulations, so the page stays quick."""
+    return [
+        {
+            "model": rng.choice(["Llama 3 8B", "Llama 2 7B"]),
+            "gpu": rng.choice(["H100 SXM", "A100 80GB SXM", "L4"]),
+            "rate_rps": rng.choice([1, 4, 12]),
+            "prompt_mean": rng.choice([128, 512, 2048]),
+            "output_mean": rng.choice([64, 256]),
+            "dist": rng.choice(["geometric", "fixed"]),
+            "ttft_slo_s": rng.choice([0.3, 1.0]),
+            "tpot_slo_s": rng.choice([0.03, 0.1]),
+            "percentile": rng.choice([90, 99]),
+            "chunked": rng.choice(["yes", "no"]),
+            "prefix_hit_rate": rng.choice([0, 0.5]),
+            "disaggregated": "no",
+            "n_requests": 60,
+        }
+        for _ in range(n)
+    ]
+
+
+def test_the_serving_planner_in_the_page_plans_what_hwlib_serve_plans(visit):
+    """The page's form drives the generated `serve_plan.plan`: the plan it shows (replicas, GPUs,
+    percentiles, cost of every candidate) is the Python planner's on the same inputs, number for number."""
+    from hwlib import serve_plan
+
+    pages_ = widget_pages("serve")
+    assert pages_, "no page shows the serving planner (hwlib.web.serving_planner)"
+    cases = serve_cases(random.Random(12), 6)
+    v = visit(pages_[0])
+    got = v.page.evaluate(DRIVE_SERVE, [widget_id(v, "serve"), cases])
+    refused = 0
+    for case, page in zip(cases, got):
+        kwargs = _serve_kwargs(case)
+        try:
+            want = serve_plan.plan(**kwargs)
+        except ValueError as err:  # refused in Python: the page refuses with the same message
+            refused += 1
+            assert page["state"] == "error" and page["shown"], case
+            assert parity.normalize_message(page["error"]) == parity.normalize_message(f"ValueError: {err}")
+            continue
+        assert page["state"] == "ready", (case, page["error"])
+        assert page["kwargs"] == kwargs
+        res = page["result"]
+        assert [c["tp"] for c in res["candidates"]] == [c["tp"] for c in want["candidates"]]
+        for mine, theirs in zip(res["candidates"], want["candidates"]):
+            for key in ("replicas", "gpus", "kv_blocks", "max_concurrency"):
+                assert mine.get(key) == theirs.get(key), (case, key)
+            if theirs.get("judged"):
+                for key in ("ttft_s", "tpot_s", "attainment"):
+                    assert parity.relative_error(theirs["judged"][key], mine["judged"][key]) <= 1e-12, (case, key)
+        assert (res["best"] or {}).get("gpus") == (want["best"] or {}).get("gpus")
+        assert page["rows"] >= len(want["candidates"]) + 2  # a header, one row per candidate, the formulas
+    assert refused < len(cases), "every random case was refused: the test compared no plan"
+    assert v.real_errors() == []
+
+
+def _serve_kwargs(case):
+    """The keyword arguments the page's form sends for `case` (serve.js, kwargsOf)."""
+    kw = {k: case[k] for k in ("model", "gpu", "rate_rps", "prompt_mean", "output_mean", "ttft_slo_s")}
+    kw.update(precision=None, prompt_dist=case["dist"], output_dist=case["dist"], tpot_slo_s=case["tpot_slo_s"])
+    kw.update(percentile=case["percentile"], chunked=case["chunked"] == "yes", prefix_hit_rate=case["prefix_hit_rate"])
+    kw.update(disaggregated=case["disaggregated"] == "yes", n_requests=case["n_requests"])
+    return kw

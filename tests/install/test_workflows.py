@@ -195,7 +195,8 @@ def test_a_fresh_clone_builds_a_checked_wheel_sdist_and_autograders(fresh_clone)
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     zips = sorted(p.name for p in (out / "autograders").iterdir())
-    assert zips == [f"{ex}.zip" for ex in release.exercises()] and len(zips) == 13
+    assert zips == [f"{ex}.zip" for ex in release.exercises()]
+    assert len(zips) == len(list(ROOT.glob("exercises/ex*/checks.yaml"))) > 0  # one per exercise folder
     with zipfile.ZipFile(out / "autograders" / zips[0]) as z:
         assert {"setup.sh", "run_autograder", "requirements.txt", f"hwlib-{v}-py3-none-any.whl"} <= set(z.namelist())
 

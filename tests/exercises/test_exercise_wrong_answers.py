@@ -36,6 +36,13 @@ CASES = [
         ["decode_fn", "tps_b1"],
     ),
     (
+        "ex05_littles_law",
+        "return math.ceil(per_sm / per_warp)",
+        "return math.floor(per_sm / per_warp)",
+        {"warps_needed_fn": "Rounded down"},
+        ["in_flight", "in_flight_per_sm", "warps_float4", "loads_per_thread"],
+    ),
+    (
         "ex08_intensity",
         "moved = 3 * n**2 * bytes_per_element",
         "moved = 3 * n**2 * 2",

@@ -96,6 +96,20 @@ CASES = [
         ["beta", "pi", "attainable_fn"],
     ),
     (
+        "ex13_moe_experts",
+        "return 4 * tokens * top_k * d_model * bytes_per_value * (n_gpus - 1) / n_gpus",
+        "return 4 * tokens * top_k * d_model * bytes_per_value",
+        {"all_to_all_fn_fp8": "sends every token away"},
+        ["expert_params", "total_params", "compute_s"],
+    ),
+    (
+        "ex13_moe_experts",
+        "compute_s = 3 * 2 * T * K3 * 3 * D3 * D_FF3 / (MFU * PEAK)",
+        "compute_s = 2 * T * K3 * 3 * D3 * D_FF3 / (MFU * PEAK)",
+        {"compute_s": "forward pass only"},
+        ["a2a_nvlink_s", "a2a_ib_s", "all_to_all_fn", "bound_nvlink", "bound_ib"],
+    ),
+    (
         "ex14_diagnose_profile",
         "return (flops / seconds) / min(peak, bandwidth * flops / nbytes)",
         "return (flops / seconds) / peak",

@@ -36,6 +36,13 @@ CASES = [
         ["decode_fn", "tps_b1"],
     ),
     (
+        "ex05_littles_law",
+        "return math.ceil(per_sm / per_warp)",
+        "return math.floor(per_sm / per_warp)",
+        {"warps_needed_fn": "Rounded down"},
+        ["in_flight", "in_flight_per_sm", "warps_float4", "loads_per_thread"],
+    ),
+    (
         "ex08_intensity",
         "moved = 3 * n**2 * bytes_per_element",
         "moved = 3 * n**2 * 2",
@@ -87,6 +94,20 @@ CASES = [
         "return ridge * itemsize / 2",
         {"crossover_fn": "the approximation I = 2m/b", "spec_crossover": "That is the ridge itself"},
         ["beta", "pi", "attainable_fn"],
+    ),
+    (
+        "ex13_moe_experts",
+        "return 4 * tokens * top_k * d_model * bytes_per_value * (n_gpus - 1) / n_gpus",
+        "return 4 * tokens * top_k * d_model * bytes_per_value",
+        {"all_to_all_fn_fp8": "sends every token away"},
+        ["expert_params", "total_params", "compute_s"],
+    ),
+    (
+        "ex13_moe_experts",
+        "compute_s = 3 * 2 * T * K3 * 3 * D3 * D_FF3 / (MFU * PEAK)",
+        "compute_s = 2 * T * K3 * 3 * D3 * D_FF3 / (MFU * PEAK)",
+        {"compute_s": "forward pass only"},
+        ["a2a_nvlink_s", "a2a_ib_s", "all_to_all_fn", "bound_nvlink", "bound_ib"],
     ),
     (
         "ex14_diagnose_profile",

@@ -117,6 +117,17 @@ FLAGS = {
 adds one; `aliases` are old spellings, accepted but hidden from --help."""
 
 
+def by_flag(message: str, flag_of: dict) -> str:
+    """A library error with its argument names replaced by the flags a reader typed: "tp must ..."
+    and "'tp'" and "tp=4" name `--tp`, as does a message that starts with the argument's name."""
+    for name, flag_name in flag_of.items():
+        message = message.replace(f"{name} must", f"{flag_name} must").replace(f"{name!r}", flag_name)
+        message = message.replace(f"{name}=", f"{flag_name} ")
+        if message.startswith(name + " "):
+            message = flag_name + message[len(name) :]
+    return message
+
+
 def flag(parser, name, **overrides):
     """Add the shared flag `name` (a key of FLAGS) to `parser`; overrides change default/required/help."""
     spec = {**FLAGS[name], **overrides}

@@ -13,7 +13,7 @@ import argparse
 import json
 
 from .. import calculator, layout, models, specs, units
-from .calc import flag, parse_count, parse_fraction, parse_whole
+from .calc import by_flag, flag, parse_count, parse_fraction, parse_whole
 
 F = layout.FORMULAS
 
@@ -72,15 +72,6 @@ FLAG_OF = {
     "precision": "--precision",
 }
 """The flag of each library argument, to name it in an error."""
-
-
-def _by_flag(message: str) -> str:
-    """A library error with its argument names replaced by the flags a reader typed."""
-    for name, flag_name in FLAG_OF.items():
-        message = message.replace(f"{name} must", f"{flag_name} must").replace(f"{name!r}", flag_name)
-    if message.startswith("precision "):
-        message = "--" + message
-    return message
 
 
 _PARTS = [
@@ -213,7 +204,7 @@ def cmd_plan_layout(args) -> int:
             allow_tp_across_nodes=args.allow_tp_across_nodes,
         )
     except ValueError as exc:
-        raise ValueError(_by_flag(str(exc))) from None
+        raise ValueError(by_flag(str(exc), FLAG_OF)) from None
     top = found.ranked[: args.top]
     if args.json:
         print(json.dumps(_document(found, cluster, top), default=str, indent=2, ensure_ascii=False))

@@ -16,7 +16,7 @@ import argparse
 import json
 
 from .. import calculator, serve_plan, units
-from .calc import flag, parse_amount, parse_count, parse_fraction, parse_whole
+from .calc import by_flag, flag, parse_amount, parse_count, parse_fraction, parse_whole
 from .layout import _model
 
 F = serve_plan.FORMULAS
@@ -52,13 +52,6 @@ FLAG_OF = {
     "tp": "--tp",
 }
 """The flag of each library argument, to name it in an error."""
-
-
-def _by_flag(message: str) -> str:
-    for name, flag_name in FLAG_OF.items():
-        message = message.replace(f"{name} must", f"{flag_name} must").replace(f"{name}=", f"{flag_name} ")
-        message = message.replace(f"{name} ", f"{flag_name} ") if message.startswith(name) else message
-    return message
 
 
 def _ms(x) -> str:
@@ -173,7 +166,7 @@ def cmd_serve(args) -> int:
             speculative=args.speculative, pipeline_parallel=args.pp,
         )  # fmt: skip
     except ValueError as exc:
-        raise ValueError(_by_flag(str(exc))) from None
+        raise ValueError(by_flag(str(exc), FLAG_OF)) from None
     if args.json:
         print(json.dumps(_document(result), default=str, indent=2, ensure_ascii=False))
         return 0

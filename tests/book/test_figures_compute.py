@@ -2,32 +2,12 @@
 peak against bandwidth, kernels against the ridge, fusion and skinny matmuls, intensity against size;
 each draws what the simulator or spec sheet gives and refuses bad input."""
 
-import matplotlib
 import numpy as np
 import pytest
 
+from figure_axes import fake_device, legend_texts, line_named
 from hwlib import plot, roofline, specs, systolic
 from hwlib.bench import e4_fusion
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    matplotlib.pyplot.close("all")
-
-
-def _labels(ax):
-    return [t.get_text() for t in ax.get_legend().get_texts()]
-
-
-def _dev(name, kind="cpu", **extra):
-    return {"name": name, "kind": kind, **extra}
-
-
-def _line(ax, label):
-    found = [ln for ln in ax.get_lines() if ln.get_label() == label]
-    assert found, f"no line {label!r}; have {[ln.get_label() for ln in ax.get_lines()]}"
-    return found[0]
 
 
 def test_systolic_figures_draw_the_simulation():
@@ -55,7 +35,7 @@ def test_balance_figures_use_the_spec_sheet():
         plot.peak_vs_bandwidth(["H100 SXM"], 3.0, 1.6)
     fig, ax = plot.kernels_vs_ridge({"ReLU": 0.25, "GEMM": 300.0}, [("H100 SXM", "bf16")])
     assert sorted(p.get_width() for p in ax.patches) == [0.25, 300.0]
-    assert _labels(ax) == [f"ridge H100 SXM ({h100.ridge_point('bf16'):.0f})"]
+    assert legend_texts(ax) == [f"ridge H100 SXM ({h100.ridge_point('bf16'):.0f})"]
 
 
 def test_fusion_and_skinny_matmul():
@@ -64,7 +44,7 @@ def test_fusion_and_skinny_matmul():
         for k, v in enumerate(["expression", "fuse"], 1)
         for n in (1000, 10000)
     ]
-    rec = {"device": _dev("CPU: Test"), "parameters": {"dtype": "float32"}, "results": rows}
+    rec = {"device": fake_device("CPU: Test"), "parameters": {"dtype": "float32"}, "results": rows}
     fig, (ax1, ax2) = plot.fusion(rec, e4_fusion.ACCESSES, e4_fusion.PASSES)
     assert sorted(p.get_height() for p in ax1.patches) == [
         4 * e4_fusion.ACCESSES["fuse"],
@@ -82,21 +62,21 @@ def test_fusion_and_skinny_matmul():
         }
         for b in (1, 8, 64)
     ]
-    mm = {"source": "live", "device": _dev("CPU: Test"), "results": skinny, "date": "2026-01-01"}
+    mm = {"source": "live", "device": fake_device("CPU: Test"), "results": skinny, "date": "2026-01-01"}
     batch = np.arange(1, 65)
     h100 = specs.get("H100 SXM")
     P = roofline.attainable(roofline.matmul_intensity(batch, 8192, 8192, 2), h100.peak_flops("bf16"), h100.bandwidth)
     fig, (ax1, ax2) = plot.skinny_matmul(mm, batch, [("H100 model", P, 32)], own=(1e12, 1e11, "own"))
-    assert "this device's roofline (own)" in _labels(ax1)
+    assert "this device's roofline (own)" in legend_texts(ax1)
     np.testing.assert_allclose(ax2.get_lines()[0].get_ydata(), P)
 
 
 def test_matmul_intensity_vs_size_ridges_use_each_parts_best_16_bit_format():
     fig, ax = plot.matmul_intensity_vs_size(["T4", "H100 SXM"], sizes=[16, 1024])
     t4, h100 = specs.get("T4"), specs.get("H100 SXM")
-    assert _line(ax, "ridge point T4 (fp16, spec sheet)").get_ydata()[0] == pytest.approx(t4.ridge_point("fp16"))
-    assert _line(ax, "ridge point H100 SXM (bf16, spec sheet)").get_ydata()[0] == pytest.approx(
+    assert line_named(ax, "ridge point T4 (fp16, spec sheet)").get_ydata()[0] == pytest.approx(t4.ridge_point("fp16"))
+    assert line_named(ax, "ridge point H100 SXM (bf16, spec sheet)").get_ydata()[0] == pytest.approx(
         h100.ridge_point("bf16")
     )
-    curve = _line(ax, "square matmul, bf16: 2N/(3·2)")
+    curve = line_named(ax, "square matmul, bf16: 2N/(3·2)")
     np.testing.assert_allclose(curve.get_ydata(), 2 * np.array([16, 1024]) / (3 * 2))

@@ -1,21 +1,11 @@
 """Figures of number formats (hwlib.plot.formats, pitfalls.range_loss): bit layouts, loss scaling,
 running sums, peaks per format, accuracy per format and the range each format loses."""
 
-import matplotlib
 import numpy as np
 import pytest
 
+from figure_axes import legend_texts
 from hwlib import formats, plot, specs
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    matplotlib.pyplot.close("all")
-
-
-def _labels(ax):
-    return [t.get_text() for t in ax.get_legend().get_texts()]
 
 
 def test_format_figures():
@@ -28,7 +18,7 @@ def test_format_figures():
     with pytest.raises(ValueError, match="at least one"):
         plot.loss_scaling(g, {})
     fig, ax = plot.running_sum({"fp16": np.minimum(np.arange(1, 3001), 2048.0)})
-    assert _labels(ax) == ["fp16: stalls at 2048"]
+    assert legend_texts(ax) == ["fp16: stalls at 2048"]
     fig, ax = plot.peak_per_format(["H100 SXM"], ["tf32", "bf16"], ["TF32", "BF16"])
     assert list(ax.get_lines()[0].get_ydata()) == [specs.get("H100 SXM").peak_flops(p) for p in ("tf32", "bf16")]
     with pytest.raises(ValueError, match="labels"):

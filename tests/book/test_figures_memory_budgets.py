@@ -1,23 +1,11 @@
 """Figures of memory budgets (hwlib.plot.budgets): training state, activations, KV cache and
 inference memory, each the hwlib.memory formula it names."""
 
-import matplotlib
 import numpy as np
 import pytest
 
+from figure_axes import line_named
 from hwlib import memory, models, plot, units
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    matplotlib.pyplot.close("all")
-
-
-def _line(ax, label):
-    found = [ln for ln in ax.get_lines() if ln.get_label() == label]
-    assert found, f"no line {label!r}; have {[ln.get_label() for ln in ax.get_lines()]}"
-    return found[0]
 
 
 def test_training_state_bars_sum_to_16_bytes_per_parameter():
@@ -29,12 +17,12 @@ def test_training_state_bars_sum_to_16_bytes_per_parameter():
 def test_activations_and_kv_curves_are_the_memory_formulas():
     l2 = models.get("Llama 2 7B")
     fig, ax = plot.activations_vs_sequence("Llama 2 7B")
-    flash = _line(ax, "no dropout, FlashAttention (Llama as trained)")
+    flash = line_named(ax, "no dropout, FlashAttention (Llama as trained)")
     assert flash.get_xdata()[-1] == l2.max_context
     assert flash.get_ydata()[-1] == pytest.approx(memory.activation_bytes_for(l2, l2.max_context))
     fig, ax = plot.kv_cache_vs_context(["Llama 2 7B", "Llama 3 8B"])
     l3 = models.get("Llama 3 8B")
-    gqa = _line(ax, f"Llama 3 8B (GQA {l3.n_heads}/{l3.n_kv_heads}, to {l3.max_context:,})")
+    gqa = line_named(ax, f"Llama 3 8B (GQA {l3.n_heads}/{l3.n_kv_heads}, to {l3.max_context:,})")
     assert gqa.get_ydata()[-1] == pytest.approx(memory.kv_cache_bytes_for(l3, l3.max_context))
 
 
@@ -45,7 +33,7 @@ def test_training_and_inference_memory_in_gb():
     lefts = sorted({round(p.get_x(), 6) for p in ax.patches})
     assert max(lefts) == pytest.approx(state_gb, rel=1e-6)  # the activation bars start after the 16N state
     fig, ax = plot.inference_memory(["Llama 3 8B"], context=4096, max_batch=4)
-    total = _line(ax, "Llama 3 8B: weights + KV cache").get_ydata()
+    total = line_named(ax, "Llama 3 8B: weights + KV cache").get_ydata()
     l3 = models.get("Llama 3 8B")
     want = memory.weights_bytes(l3.n_params(), "bf16") + memory.kv_cache_bytes_for(l3, 4096, batch=np.arange(1, 5))
     np.testing.assert_allclose(total, want / units.GB)

@@ -2,48 +2,28 @@
 draws the data it is given or the hwlib value it names, labels the device behind measured data, and
 refuses bad input."""
 
-import matplotlib
 import matplotlib.colors as mcolors
 import numpy as np
 import pytest
 
+from figure_axes import fake_device, legend_texts
 from hwlib import interconnect, plot, specs
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    matplotlib.pyplot.close("all")
-
-
-def _labels(ax):
-    return [t.get_text() for t in ax.get_legend().get_texts()]
-
-
-def _dev(name, kind="cpu", **extra):
-    return {"name": name, "kind": kind, **extra}
-
-
-def _line(ax, label):
-    found = [ln for ln in ax.get_lines() if ln.get_label() == label]
-    assert found, f"no line {label!r}; have {[ln.get_label() for ln in ax.get_lines()]}"
-    return found[0]
 
 
 def test_bandwidth_sweep_with_a_published_curve_and_cpu_caches():
     sweep = [{"working_set_bytes": 3 * 2**k, "bytes_per_s": 1e10 * (2 if k < 20 else 1)} for k in range(14, 24)]
-    rec = {"source": "live", "device": _dev("CPU: Test", l1_bytes=48 << 10, l2_bytes=2 << 20), "sweep": sweep}
+    rec = {"source": "live", "device": fake_device("CPU: Test", l1_bytes=48 << 10, l2_bytes=2 << 20), "sweep": sweep}
     pub = ([1e6, 1e8], [1e13, 4e12], "published (not ours): H200", 50 << 20)
     fig, ax = plot.bandwidth_sweep(rec, published=pub, theory=False)
     live = next(ln for ln in ax.get_lines() if ln.get_label() == "live on CPU: Test (triad)")
     assert list(live.get_ydata()) == [p["bytes_per_s"] for p in sweep]
-    assert "published (not ours): H200" in _labels(ax)
+    assert "published (not ours): H200" in legend_texts(ax)
     assert {t.get_text() for t in ax.texts} == {"L1 48.0 KiB", "L2 2.00 MiB"}
     assert ax.get_title() == "Bandwidth vs working set - live on CPU: Test"
-    fig, ax = plot.bandwidth_sweep({"source": "live", "device": _dev("x"), "sweep": []}, published=pub)
-    assert "published (not ours): H200" in _labels(ax)  # a failed sweep still shows the published one
+    fig, ax = plot.bandwidth_sweep({"source": "live", "device": fake_device("x"), "sweep": []}, published=pub)
+    assert "published (not ours): H200" in legend_texts(ax)  # a failed sweep still shows the published one
     with pytest.raises(ValueError, match="sweep"):
-        plot.bandwidth_sweep({"source": "live", "device": _dev("x")})
+        plot.bandwidth_sweep({"source": "live", "device": fake_device("x")})
 
 
 def test_tile_bars_are_the_tiles_and_hierarchy_bars_the_values():
@@ -52,7 +32,7 @@ def test_tile_bars_are_the_tiles_and_hierarchy_bars_the_values():
     need = {(t, f): b * 1e15 / bw for t, bw in tiers for f, b, _ in fmts}
     fig, ax = plot.tile_bars(need, tiers, fmts, "tiles")
     assert sorted(p.get_height() for p in ax.patches) == pytest.approx(sorted(need.values()))
-    assert _labels(ax) == ["FP32 (4 B/element)", "BF16 (2 B/element)"]
+    assert legend_texts(ax) == ["FP32 (4 B/element)", "BF16 (2 B/element)"]
     with pytest.raises(ValueError, match="every"):
         plot.tile_bars({}, tiers, fmts, "t")
     rows = [
@@ -69,7 +49,7 @@ def test_tile_bars_are_the_tiles_and_hierarchy_bars_the_values():
 
 def _e6_cpu():
     return {
-        "device": _dev("CPU: Test", cores=4),
+        "device": fake_device("CPU: Test", cores=4),
         "results": [{"threads": t, "bytes_per_s": 1e10 * t} for t in (1, 2, 4)],
     }
 
@@ -98,12 +78,12 @@ def test_divergence_model_curves_and_measured_points():
     paths = {32: (1 - p**32) + (1 - (1 - p) ** 32)}
     run = {
         "source": "live",
-        "device": _dev("Tesla T4", "gpu"),
+        "device": fake_device("Tesla T4", "gpu"),
         "results": [{"pattern": "random", "slowdown": 1.9}, {"pattern": "4-way", "ways": 4, "slowdown": 3.8}],
     }
     fig, (ax, ax2) = plot.divergence(p, paths, [(run, "live")])
     np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), paths[32])
-    assert "random: live on Tesla T4" in _labels(ax)
+    assert "random: live on Tesla T4" in legend_texts(ax)
     assert list(ax2.get_lines()[-1].get_ydata()) == [3.8]
     with pytest.raises(ValueError, match="run kinds"):
         plot.divergence(p, paths, [(run, "guess")])

@@ -1,22 +1,10 @@
 """Figures of inference and serving (hwlib.plot.serving, pitfalls.overhead_exposure): MFU against batch,
 the decode bound and ceiling, launch overhead; each labels where its numbers come from."""
 
-import matplotlib
 import pytest
 
+from figure_axes import line_named
 from hwlib import flops, memory, models, plot, specs
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    matplotlib.pyplot.close("all")
-
-
-def _line(ax, label):
-    found = [ln for ln in ax.get_lines() if ln.get_label() == label]
-    assert found, f"no line {label!r}; have {[ln.get_label() for ln in ax.get_lines()]}"
-    return found[0]
 
 
 def test_mfu_vs_batch_labels_the_live_device_and_refuses_no_data():
@@ -37,7 +25,7 @@ def test_decode_bound_marks_batches_that_do_not_fit_as_hollow():
         kv = memory.kv_cache_bytes_for(l3, context_of_colour[ln.get_color()])
         for b in ln.get_xdata():
             assert not memory.fits(w + int(b) * kv, h100.memory_bytes)
-    roof = _line(ax, "compute roof π / 2N").get_ydata()[0]
+    roof = line_named(ax, "compute roof π / 2N").get_ydata()[0]
     assert roof == pytest.approx(h100.peak_flops("bf16") / flops.forward_flops(l3.n_params(), 1))
 
 
@@ -52,7 +40,7 @@ def test_decode_ceiling_is_bandwidth_over_weights_for_every_part_that_fits():
 
 def test_overhead_exposure_model_and_bad_input():
     fig, ax = plot.overhead_exposure([1e3, 1e6, 1e9], [1e-5, 2e-5, 1e-2], "Test CPU")
-    model = _line(ax, "model: Q / (t0 + Q/β)").get_ydata()
+    model = line_named(ax, "model: Q / (t0 + Q/β)").get_ydata()
     assert model[-1] == pytest.approx(1e9 / (1e-5 + 1e9 / 1e11))
     assert "Test CPU" in ax.get_title()
     with pytest.raises(ValueError, match="equal-length"):

@@ -21,12 +21,6 @@ class FakeAccelerator:
         return self.peaks[precision]
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    matplotlib.pyplot.close("all")
-
-
 def test_backend_is_not_interactive_in_tests():
     assert matplotlib.get_backend().lower() in {"agg", "module://matplotlib_inline.backend_inline"}
 

@@ -46,10 +46,11 @@ def text_of(cell) -> str:
     return "".join(parts)
 
 
-def run(path: Path, spec: str, workdir: Path, probe: bool = True, cells: int | None = None) -> dict:
+def run(path: Path, spec: str, workdir: Path, probe: bool = True, code_cells: int | None = None) -> dict:
     nb = nbformat.read(path, as_version=4)
-    if cells is not None:
-        nb.cells = nb.cells[:cells]
+    if code_cells is not None:  # the page up to its code_cells-th code cell, whatever prose comes between
+        ends = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+        nb.cells = nb.cells[: ends[code_cells - 1] + 1]
     first = nb.cells[0]
     first.source = re.sub(r'"hwlib(?: @ git\+[^"]+|==[\w.]+)"', f'"hwlib @ {spec}"', first.source)
     if probe:
@@ -94,7 +95,7 @@ def main(argv):
         if probe:
             results.append(run(Path(nb), spec, Path(workdir)))
         else:  # hwlib absent: the install cell and the page's first import, nothing else
-            results.append(run(Path(nb), spec.split(":", 1)[1], Path(workdir), probe=False, cells=3))
+            results.append(run(Path(nb), spec.split(":", 1)[1], Path(workdir), probe=False, code_cells=2))
     Path(out).write_text(json.dumps(results))
 
 

@@ -58,6 +58,7 @@ _HWLIB_MODULES = (
     "layout",
     "serving",
     "rent",
+    "hierarchy",
 )
 
 

@@ -81,7 +81,7 @@ PAGE_CALLS = {
     "chapters/03_accelerators.md": ['specs.get("TPU7x")', 'specs.get("TPU v6e")', "VMEM"],
     "chapters/05_number_formats.md": ["__NV_SATFINITE", "ml_dtypes"],
     "chapters/08_training_inference.md": ["memory.sequences_that_fit(", "smith2022mtnlg"],
-    "exercises/ex05_littles_law/source.md": ['hierarchy.entry("latency", "H100 PCIe")'],
+    "exercises/ex05_littles_law/source.md": ['hierarchy.latency_s("dram", P["chase_part"])'],
 }
 
 

@@ -115,6 +115,7 @@ def test_markdown_reads_as_a_finished_page(path, book, stale):
     source_md = "\n".join(c.source for c in src.cells if c.cell_type == "markdown")
     quizzes = len(re.findall(r"^(?:`{3,}|~{3,})\{quiz\}", source_md, re.M))
     dropdowns = len(re.findall(r"^:class:.*\bdropdown\b", source_md, re.M))
+    dropdowns += len(re.findall(r"^(?::{3,}|`{3,})\{dropdown\}", source_md, re.M))  # the code of a function
     assert html.count("<details>") == quizzes + dropdowns, "every worked answer and quiz answer is folded"
     assert html.count("<details>") == html.count("</details>")
     assert text.count("**Quiz.**") == quizzes, "every quiz question is visible"

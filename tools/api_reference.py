@@ -27,6 +27,8 @@ import jupytext
 import yaml
 from myst_parser.mdit_to_docutils.base import default_slugify
 
+import extract_cells
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "api.md"
 # Machinery: the command line, probing, figures, the page's JavaScript, the book's glue, provenance.
@@ -60,35 +62,28 @@ def teaching_modules() -> list[str]:
     return sorted(n for n in names if not MACHINERY.match(n))
 
 
-def public_functions(module_name: str) -> list[str]:
-    """Public functions and public classes' methods ("Class.method") defined in (not imported into)
-    hwlib.<module_name>, in source order."""
+def public_functions(module_name: str) -> list[tuple[str, object]]:
+    """(name, function) of the public functions and public classes' methods ("Class.method", the
+    getter of a property) defined in (not imported into) hwlib.<module_name>, in source order."""
     module = importlib.import_module("hwlib." + module_name)
     found = []
     for name, obj in vars(module).items():
         if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
             continue
         if inspect.isfunction(obj):
-            found.append((inspect.getsourcelines(obj)[1], name))
+            found.append((inspect.getsourcelines(obj)[1], name, obj))
         elif inspect.isclass(obj):
-            found += [(line, f"{name}.{m}") for line, m in _methods(obj)]
-    return [name for _, name in sorted(found)]
+            found += [(line, f"{name}.{m}", f) for line, m, f in _methods(obj)]
+    return [(name, obj) for _, name, obj in sorted(found, key=lambda t: t[:2])]
 
 
-def _methods(cls) -> list[tuple[int, str]]:
+def _methods(cls) -> list[tuple[int, str, object]]:
     out = []
     for m, f in vars(cls).items():
         f = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
         if not m.startswith("_") and inspect.isfunction(f):
-            out.append((inspect.getsourcelines(f)[1], m))
+            out.append((inspect.getsourcelines(f)[1], m, f))
     return out
-
-
-def _resolve(dotted: str, module):
-    obj = module
-    for part in dotted.split("."):
-        obj = getattr(obj, part)
-    return obj.fget if isinstance(obj, property) else obj
 
 
 def book_documents() -> list[str]:
@@ -130,9 +125,8 @@ def _calls(tree: ast.AST, aliases: dict, methods: dict) -> set[tuple[str, str]]:
 
 
 def _parse(source: str) -> ast.AST | None:
-    lines = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
     try:
-        return ast.parse("\n".join(lines))
+        return ast.parse(extract_cells.pythonic(source))
     except SyntaxError:
         return None
 
@@ -163,9 +157,8 @@ def uses(doc: str, methods: dict) -> list[tuple[str, str, str, str, str]]:
 def entries() -> list[Entry]:
     table = {}
     for module in teaching_modules():
-        mod = importlib.import_module("hwlib." + module)
-        for name in public_functions(module):
-            table[(module, name)] = Entry(module, name, _resolve(name, mod))
+        for name, obj in public_functions(module):
+            table[(module, name)] = Entry(module, name, obj)
     methods: dict[str, list] = {}
     for module, name in table:
         if "." in name:
@@ -189,8 +182,9 @@ def _signature(entry: Entry) -> str:
         sig = str(inspect.signature(entry.obj))
     except (TypeError, ValueError):
         sig = "(...)"
-    if "." in entry.name and list(inspect.signature(entry.obj).parameters)[:1] == ["self"]:
-        sig = "(" + sig[1:].removeprefix("self").lstrip(", ")
+    first = list(inspect.signature(entry.obj).parameters)[:1]
+    if "." in entry.name and first in (["self"], ["cls"]):  # a method, shown as it is called
+        sig = "(" + sig[1:].removeprefix(first[0]).lstrip(", ")
     return f"{entry.module}.{entry.name}{sig}"
 
 

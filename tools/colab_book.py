@@ -16,6 +16,8 @@ import jupytext
 import nbformat
 import yaml
 
+import extract_cells
+
 ROOT = Path(__file__).resolve().parents[1]
 REGEN = "python tools/make_colab.py"
 GLUE_CALL = "glue"
@@ -192,8 +194,7 @@ class Book:
             for cell in nb.cells:
                 if cell.cell_type != "code" or "live" not in cell.source:
                     continue
-                code = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in cell.source.split("\n"))
-                for node in ast.walk(ast.parse(code)):
+                for node in ast.walk(ast.parse(extract_cells.pythonic(cell.source))):
                     if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == GLUE_CALL):
                         continue
                     live = [k for k in node.keywords if k.arg == "live"]

@@ -481,9 +481,12 @@ def _finish(st, ended):
 
 def _grow(engine, st, run, k):
     """Blocks the B running sequences need beyond what they hold after k more decode tokens each."""
+    b, cached, held = engine.block_tokens, st["cached"], st["held"]
     total = 0
     for i in run:
-        total = total + max(0, blocks_of(st["cached"][i] + k, engine.block_tokens) - st["held"][i])
+        need = -(-(cached[i] + k) // b) - held[i]  # blocks_of, inlined: this loop is the hot one
+        if need > 0:
+            total = total + need
     return total
 
 
@@ -492,10 +495,12 @@ def _stretch_steps(engine, st, run):
     step that reaches the next arrival."""
     k = None
     context = 0
+    output, generated, cached = st["output"], st["generated"], st["cached"]
     for i in run:
-        left = st["output"][i] - st["generated"][i]
-        k = left if k is None else min(k, left)
-        context = context + st["cached"][i]
+        left = output[i] - generated[i]
+        if k is None or left < k:
+            k = left
+        context = context + cached[i]
     nxt = st["arrival"][st["nxt"]] if st["nxt"] < st["n"] else None
     times = []
     t = st["t"]
@@ -515,21 +520,25 @@ def _decode_stretch(engine, st):
     blocks are free (the single-step path then preempts)."""
     run = list(st["running"])
     times = _stretch_steps(engine, st, run)
-    lo, hi = 0, len(times)  # the most steps whose blocks are free (growth is monotone in k)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if _grow(engine, st, run, mid) <= st["free"]:
-            lo = mid
-        else:
-            hi = mid - 1
-    k = lo
-    if k == 0:
-        return False
-    st["free"] = st["free"] - _grow(engine, st, run, k)
+    k, grow = len(times), _grow(engine, st, run, len(times))
+    if grow > st["free"]:  # the most steps whose blocks are free (growth is monotone in k)
+        lo, hi = 0, k - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if _grow(engine, st, run, mid) <= st["free"]:
+                lo = mid
+            else:
+                hi = mid - 1
+        k = lo
+        if k == 0:
+            return False
+        grow = _grow(engine, st, run, k)
+    st["free"] = st["free"] - grow
+    b, cached, generated, held = engine.block_tokens, st["cached"], st["generated"], st["held"]
     for i in run:
-        st["cached"][i] = st["cached"][i] + k
-        st["generated"][i] = st["generated"][i] + k
-        st["held"][i] = max(st["held"][i], blocks_of(st["cached"][i], engine.block_tokens))
+        cached[i] = cached[i] + k
+        generated[i] = generated[i] + k
+        held[i] = max(held[i], blocks_of(cached[i], b))
     for j in range(k):
         st["t"] = st["t"] + times[j]
         st["busy"] = st["busy"] + times[j]
@@ -540,17 +549,17 @@ def _decode_stretch(engine, st):
 
 def _schedule(engine, st, run):
     """New tokens of each running sequence this step (see the module docstring)."""
-    budget = engine.max_batched_tokens
-    remaining = [st["goal"][i] - st["cached"][i] if st["prefilling"][i] else 0 for i in run]
+    budget, prefilling, goal, cached = engine.max_batched_tokens, st["prefilling"], st["goal"], st["cached"]
+    remaining = [goal[i] - cached[i] if prefilling[i] else 0 for i in run]
     if engine.chunked:
         decodes = 0
         for i in run:
-            decodes = decodes + (0 if st["prefilling"][i] else 1)
+            decodes = decodes + (0 if prefilling[i] else 1)
         left = budget - decodes
         new = []
         before = 0
         for x in range(len(run)):
-            if st["prefilling"][run[x]]:
+            if prefilling[run[x]]:
                 new.append(min(max(left - before, 0), remaining[x]))
                 before = before + remaining[x]
             else:
@@ -562,7 +571,7 @@ def _schedule(engine, st, run):
     used, seen = 0, False
     for x in range(len(run)):
         used = used + remaining[x]
-        pre = st["prefilling"][run[x]]
+        pre = prefilling[run[x]]
         new.append(remaining[x] if pre and (used <= budget or not seen) else 0)
         seen = seen or pre
     return new
@@ -570,8 +579,12 @@ def _schedule(engine, st, run):
 
 def _extra_blocks(engine, st, run, new):
     """Blocks each sequence must take for this step's new tokens."""
-    return [max(blocks_of(st["cached"][run[x]] + new[x], engine.block_tokens) - st["held"][run[x]], 0)
-            for x in range(len(run))]  # fmt: skip
+    b, cached, held = engine.block_tokens, st["cached"], st["held"]
+    extra = []
+    for x in range(len(run)):
+        need = -(-(cached[run[x]] + new[x]) // b) - held[run[x]]  # blocks_of, inlined (hot loop)
+        extra.append(need if need > 0 else 0)
+    return extra
 
 
 def _total(values):
@@ -625,7 +638,8 @@ def _one_step(engine, st):
     st["free"] = st["free"] - _total(extra)
     ended = []
     for x in range(len(run)):
-        _advance(st, run[x], new[x], extra[x], ended)
+        if new[x] > 0 or extra[x] > 0:  # a sequence given nothing this step is left as it is
+            _advance(st, run[x], new[x], extra[x], ended)
     _finish(st, ended)
 
 

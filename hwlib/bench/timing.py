@@ -9,7 +9,8 @@ GPU: CUDA events recorded on the current stream around a batch of back-to-back c
   (1 ms on a GPU so launch overhead and event resolution (~0.5 us) vanish; ~5 ms on a CPU);
 * the median (robust) and the best (STREAM's convention) per-call time are both kept;
 * ``flush=True`` writes a scratch buffer of >= 2 x the last-level cache before *every* call, outside
-  the timed region, so each call starts with a cold cache (Triton/mamf-finder do the same).
+  the timed region, so each call starts with a cold cache (Triton/mamf-finder do the same); a
+  sample then holds no more calls than keep every sample's flushes within ``max_total_s``.
 
 Launch-bound detection (GPU): launches are asynchronous, so when the device finishes a batch in no
 more than 1.2 x the host's wall time for issuing it, the GPU kept pace with the host - it sat idle
@@ -68,6 +69,15 @@ def flush_cache(bk) -> int:
         buf = _flush_buffers[key] = bk.xp.empty(nbytes, dtype=bk.xp.uint8)
     buf.fill(np.uint8(len(_flush_buffers) + int(time.perf_counter_ns() & 0x7F)))
     return int(buf.nbytes)
+
+
+def _flush_wall_s(bk) -> float:
+    """Wall seconds of one `flush_cache` (the buffer already allocated), synchronised."""
+    flush_cache(bk)
+    t0 = time.perf_counter()
+    flush_cache(bk)
+    bk.synchronize()
+    return max(time.perf_counter() - t0, 1e-9)
 
 
 LAUNCH_BOUND_RATIO = 1.2  # device time of a batch <= this x the host's time issuing it -> launch-bound
@@ -131,7 +141,10 @@ def measure(
 
     warmup: untimed calls after the first; samples: how many samples to take (fewer when they would
     take longer than `max_total_s` in all, but at least one); min_sample_s: defaults to 1 ms on a GPU
-    and 5 ms on a CPU; graph (GPU): replay the calls of a sample from one CUDA graph.
+    and 5 ms on a CPU; flush: overwrite the cache before every call, untimed (a sample then holds
+    at most as many calls as keep all samples' flushes within `max_total_s`, so a call shorter than
+    min_sample_s is timed in fewer, flushed calls rather than for minutes); graph (GPU): replay the
+    calls of a sample from one CUDA graph.
     """
     bk = _backend.get() if bk is None else _backend.from_xp(bk)
     if samples < 1 or warmup < 0:
@@ -186,6 +199,8 @@ def _sample_loop(fn, bk, clock, samples, min_sample_s, flush, max_total_s, first
 
     repeats, elapsed = 1, one_sample(1)
     most = MAX_GRAPH_CALLS if use_graph else 1 << 20
+    if flush:  # every call pays an untimed flush: all samples' flushes stay within max_total_s
+        most = min(most, max(1, int(max_total_s / (samples * _flush_wall_s(bk)))))
     while elapsed < min_sample_s and repeats < most:  # grow the batch until a sample is long enough
         per_call = max(elapsed / repeats, 1e-9)
         repeats = min(max(2 * repeats, math.ceil(1.2 * min_sample_s / per_call)), most)

@@ -72,9 +72,17 @@ def test_measure_times_a_known_sleep_and_reports_first_call_apart():
     assert t.first_call_s >= 0.02 and 0.0019 < t.median_s < 0.015  # generous: a loaded machine oversleeps
 
 
-def test_measure_with_cache_flush_times_calls_one_by_one():
+def test_measure_with_cache_flush_times_calls_one_by_one(monkeypatch):
+    """Each call is flushed before, outside the timing; a call far shorter than min_sample_s is timed
+    in as many calls as keep the flushes within max_total_s (here 0.5 s / (2 samples x 50 ms) = 5 a
+    sample), not in the hundreds that would reach min_sample_s (minutes of flushing on a CPU)."""
+    flushes = []
+    real = timing.flush_cache
+    monkeypatch.setattr(timing, "flush_cache", lambda bk: flushes.append(1) or real(bk))
+    monkeypatch.setattr(timing, "_flush_wall_s", lambda bk: 0.05)
     t = timing.measure(lambda: None, samples=2, min_sample_s=1e-4, flush=True, max_total_s=0.5)
     assert t.flushed and t.median_s < 1e-3  # the flush itself (64 MiB write) stays outside the timing
+    assert t.repeats == 5 and len(flushes) == 1 + 5 + 5, (t.repeats, len(flushes))
 
 
 def test_measure_gpu_path_uses_events_in_milliseconds():

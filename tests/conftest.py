@@ -3,7 +3,9 @@
 Markers (added here from the file a test is in, so a test file does not have to say it):
 - `book`: needs the built book (`_build/`, from `make book`); `make unit` leaves these out.
 - `slow`: builds an environment, a clone, a wheel or runs whole notebooks in fresh kernels; left
-  out of `make unit`, run by `make test`.
+  out of `make unit`, run by `make test`. A file of quick tests marks its one slow test itself
+  (`@pytest.mark.slow`); `test_every_grading_test_is_slow` (tests/grading/) finds a grader run
+  that is not marked.
 
 Parallel runs (pytest-xdist) use `--dist loadfile`: each file's tests run on one worker, so a
 module-scoped fixture (a virtual environment, a graded class, a browser) is built once. (xdist
@@ -30,6 +32,7 @@ SLOW = {
     "test_colab_matrix.py",
     "test_edition.py",
     "test_exercise_hidden_checks.py",
+    "test_exercise_wrong_answers.py",
     "test_exercises_nbval.py",
     "test_grading_exercises.py",
     "test_grading_fixtures.py",

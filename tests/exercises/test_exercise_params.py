@@ -46,6 +46,7 @@ def test_the_reference_exercise_has_parameters():
     assert "ex01_memory_budget" in WITH_PARAMS
 
 
+@pytest.mark.slow  # grades four notebooks per exercise in fresh kernels
 @pytest.mark.parametrize("ex_id", WITH_PARAMS)
 def test_solution_scores_full_marks_under_every_learners_numbers(ex_id, tmp_path):
     """Three learners with three variants: two leave LEARNER_ID unset (the grader's HWLIB_LEARNER_ID

@@ -64,6 +64,7 @@ def _delegating(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # grades a notebook in a fresh kernel
 def test_a_delegating_submission_loses_the_forbidden_checks(tmp_path):
     ex = spec.load_exercise("ex16_parallel_layout")
     sub = _delegating(tmp_path / "solution.ipynb")
@@ -83,6 +84,7 @@ def _cells(path):
     return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
 
 
+@pytest.mark.slow  # grades a notebook in a fresh kernel
 def test_flag_only_reports_and_hidden_checks_can_add_a_forbid(tmp_path):
     hidden = tmp_path / "hidden"
     hidden.mkdir()

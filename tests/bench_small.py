@@ -1,6 +1,7 @@
 """Shared by the bench tests: run the experiments at sizes small enough for a test."""
 
 from hwlib import bench
+from hwlib.bench import e1_bandwidth
 
 # Sizes for each experiment on the GPU path (the stand-in), small enough for a test.
 GPU_SMALL = {
@@ -20,7 +21,8 @@ GPU_SMALL = {
 
 def shrink(monkeypatch, small: dict) -> None:
     """Make `bench.run(name, ...)` (and so `bench.run_all` and `hwlib bench`) run one sample per point,
-    with the keyword arguments `small[name]` (sizes, n, ...) on top of the caller's."""
+    with the keyword arguments `small[name]` (sizes, n, ...) on top of the caller's; E1's default
+    array size becomes `small["bandwidth"]["n"]` too (E8 measures with it on a CPU)."""
     real = bench.run
     monkeypatch.setattr(
         bench,
@@ -29,3 +31,6 @@ def shrink(monkeypatch, small: dict) -> None:
             name, xp, quick=quick, progress=progress, samples=1, **small.get(name, {})
         ),
     )
+    n = small.get("bandwidth", {}).get("n")
+    if n:  # E8 measures a CPU's bandwidth for its bound with E1 at E1's default size: that too at n
+        monkeypatch.setattr(e1_bandwidth, "default_n", lambda bk, dtype, quick: (n, None))

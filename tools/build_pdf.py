@@ -74,12 +74,21 @@ READY = """async () => {
 }"""
 
 
-def _serve(directory: Path):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(directory)))
+
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        """A browser that drops a connection it no longer needs is not an error worth a traceback."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+def _serve(directory: Path):
+    """`directory` on a free localhost port, in a daemon thread (also the browser tests' server)."""
+    httpd = _Server(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(directory)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
 

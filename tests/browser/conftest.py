@@ -8,16 +8,13 @@ is missing the tests skip and say so. `_build/html` must exist: `make test` buil
 
 from __future__ import annotations
 
-import functools
-import http.server
 import shutil
-import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
-from bookserve import CHROMIUM, FLAGS, HTML, LOCAL_HOSTS, Visit
+from bookserve import CHROMIUM, FLAGS, HTML, LOCAL_HOSTS, Visit, build_pdf
 
 
 @pytest.fixture(scope="session")
@@ -29,13 +26,7 @@ def book() -> Path:
 
 @pytest.fixture(scope="session")
 def server(book):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(book)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    httpd = build_pdf._serve(book)  # the PDF build's server: quiet, and deaf to dropped connections
     yield f"http://127.0.0.1:{httpd.server_address[1]}/"
     httpd.shutdown()
     httpd.server_close()

@@ -277,6 +277,29 @@ def test_a_small_pool_preempts_and_still_finishes():
     assert big.preemptions == 0 and serving.percentile(r.ttft_s, 99) > serving.percentile(big.ttft_s, 99)
 
 
+@pytest.mark.parametrize("admission", ["optimistic", "reserve"])
+@pytest.mark.parametrize("chunked", [True, False])
+@pytest.mark.parametrize("kv_blocks", [300, 1200])
+def test_the_decode_fast_forward_changes_nothing(monkeypatch, admission, chunked, kv_blocks):
+    """`_decode_stretch` jumps over decode steps nothing can interrupt: every request's first and
+    last token, the step count and the preemptions must equal those of stepping one by one."""
+    engine = _engine(kv_blocks=kv_blocks, admission=admission, chunked=chunked, max_batched_tokens=4096)
+    rng = np.random.default_rng(kv_blocks)
+    arrival = list(np.cumsum(rng.exponential(1 / 40, 120)))
+    prompt, output = [int(x) for x in rng.integers(1, 2000, 120)], [int(x) for x in rng.integers(1, 300, 120)]
+    jumps, real = [], sim._decode_stretch
+    monkeypatch.setattr(sim, "_decode_stretch", lambda engine, st: jumps.append(1) or real(engine, st))
+    fast = sim.run_requests(engine, arrival, prompt, output)
+    monkeypatch.setattr(sim, "_decode_stretch", lambda engine, st: False)
+    slow = sim.run_requests(engine, arrival, prompt, output)
+    assert (fast["steps"], fast["preemptions"]) == (slow["steps"], slow["preemptions"])
+    assert jumps and fast["steps"] > len(jumps), "the fast path ran and skipped steps"
+    if admission == "optimistic" and kv_blocks == 300:
+        assert fast["preemptions"] > 0, "the small pool runs dry (reserve admission never preempts)"
+    np.testing.assert_allclose(fast["first"], slow["first"], rtol=1e-12)
+    np.testing.assert_allclose(fast["finish"], slow["finish"], rtol=1e-12)
+
+
 def test_bad_engines_and_workloads_are_refused():
     with pytest.raises(ValueError, match="needs .* KV blocks but the pool has 10"):
         sim.simulate(_engine(kv_blocks=10), sim.Workload(1, n_requests=20))

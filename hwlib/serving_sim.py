@@ -484,7 +484,7 @@ def _grow(engine, st, run, k):
     b, cached, held = engine.block_tokens, st["cached"], st["held"]
     total = 0
     for i in run:
-        need = -(-(cached[i] + k) // b) - held[i]  # blocks_of, inlined: this loop is the hot one
+        need = blocks_of(cached[i] + k, b) - held[i]
         if need > 0:
             total = total + need
     return total
@@ -522,17 +522,17 @@ def _decode_stretch(engine, st):
     times = _stretch_steps(engine, st, run)
     k, grow = len(times), _grow(engine, st, run, len(times))
     if grow > st["free"]:  # the most steps whose blocks are free (growth is monotone in k)
-        lo, hi = 0, k - 1
+        lo, hi, grow = 0, k - 1, 0
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if _grow(engine, st, run, mid) <= st["free"]:
-                lo = mid
+            need = _grow(engine, st, run, mid)
+            if need <= st["free"]:
+                lo, grow = mid, need
             else:
                 hi = mid - 1
         k = lo
         if k == 0:
             return False
-        grow = _grow(engine, st, run, k)
     st["free"] = st["free"] - grow
     b, cached, generated, held = engine.block_tokens, st["cached"], st["generated"], st["held"]
     for i in run:
@@ -582,7 +582,7 @@ def _extra_blocks(engine, st, run, new):
     b, cached, held = engine.block_tokens, st["cached"], st["held"]
     extra = []
     for x in range(len(run)):
-        need = -(-(cached[run[x]] + new[x]) // b) - held[run[x]]  # blocks_of, inlined (hot loop)
+        need = blocks_of(cached[run[x]] + new[x], b) - held[run[x]]
         extra.append(need if need > 0 else 0)
     return extra
 

@@ -179,10 +179,10 @@ def _summary(obj) -> str:
 
 def _signature(entry: Entry) -> str:
     try:
-        sig = str(inspect.signature(entry.obj))
+        signature = inspect.signature(entry.obj)
     except (TypeError, ValueError):
-        sig = "(...)"
-    first = list(inspect.signature(entry.obj).parameters)[:1]
+        return f"{entry.module}.{entry.name}(...)"
+    sig, first = str(signature), list(signature.parameters)[:1]
     if "." in entry.name and first in (["self"], ["cls"]):  # a method, shown as it is called
         sig = "(" + sig[1:].removeprefix(first[0]).lstrip(", ")
     return f"{entry.module}.{entry.name}{sig}"
